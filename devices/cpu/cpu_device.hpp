@@ -1,0 +1,65 @@
+// A CPU socket (or a group of cores) as a device: worker pthreads bound to its
+// cores, its slab on its NUMA node, each worker sweeping a contiguous block of
+// the slab's rows, a barrier inside the socket between iterations.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "devices/cpu/numa_buffer.hpp"
+#include "devices/cpu/worker_team.hpp"
+#include "devices/device.hpp"
+#include "partition/even_split.hpp"
+
+namespace hetstencil {
+
+class CpuDevice final : public Device {
+ public:
+  /// worker_cpus: for each worker, the OS processor indices it is bound to.
+  CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus, int spins);
+
+  const DeviceInfo& info() const override { return info_; }
+  void attach(const StencilJob& job, RowRange rows) override;
+  void run(HaloPort& port) override;
+  void detach() override;
+  const void* edge_row(Side side, std::int64_t t) const override;
+  DeviceTimes times() const override { return times_; }
+
+  /// Median seconds of one sweep over the attached slab, and of a plain copy of
+  /// the same bytes (one value read and one written per cell) by the same
+  /// workers on the same memory.
+  struct SweepVsCopy {
+    double sweep_s = 0.0;
+    double copy_s = 0.0;
+  };
+  SweepVsCopy bench(int repetitions);
+
+ private:
+  template <class T>
+  T* row(int buffer, std::int64_t r) const;
+  template <class T>
+  void attach_rows(int worker);
+  template <class T>
+  void sweep_rows(int worker, int from);
+  template <class T>
+  void copy_rows(int worker, int from);
+  template <class T>
+  void run_iterations(int worker, HaloPort& port);
+  template <class T>
+  void detach_rows(int worker);
+  Block worker_rows(int worker) const;
+
+  DeviceInfo info_;
+  WorkerTeam team_;
+  const StencilJob* job_ = nullptr;
+  RowRange rows_;
+  std::int64_t pitch_ = 0;  // values per slab row: nx + 2 rounded up to 64 bytes
+  NumaBuffer buffers_[2];   // iterate t lives in buffers_[t % 2]
+  std::int64_t final_t_ = 0;
+  std::vector<double> row_sums_;
+  std::vector<double> worker_max_;
+  bool stop_ = false;
+  DeviceTimes times_;
+};
+
+}  // namespace hetstencil

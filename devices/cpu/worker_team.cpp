@@ -1,0 +1,106 @@
+#include "devices/cpu/worker_team.hpp"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+namespace {
+
+// Binding is a performance matter, not a correctness one: where the OS refuses
+// (a topology file describing another machine, a restricted cpuset) we warn and
+// run unbound.
+void bind_current_thread(const std::string& who, const std::vector<int>& cpus) {
+  if (cpus.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int cpu : cpus) {
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
+  }
+  const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+  if (rc != 0) {
+    spdlog::warn("{}: cannot bind to CPU {}: {}; running unbound", who, cpus.front(), std::strerror(rc));
+  }
+}
+
+bool is_aborted(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Aborted&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+}  // namespace
+
+WorkerTeam::WorkerTeam(std::string name, std::vector<std::vector<int>> cpus, int spins)
+    : name_(std::move(name)), barrier_(static_cast<int>(cpus.size()), spins), abort_(&own_abort_) {
+  if (cpus.empty()) HETSTENCIL_THROW(InvalidArgument, name_ + ": a worker team needs at least one worker");
+  threads_.reserve(cpus.size());
+  for (std::size_t w = 0; w < cpus.size(); ++w) {
+    threads_.emplace_back(&WorkerTeam::worker_main, this, static_cast<int>(w), cpus[w]);
+  }
+}
+
+WorkerTeam::~WorkerTeam() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  job_ready_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+void WorkerTeam::worker_main(int worker, std::vector<int> cpus) {
+  const std::string who = name_ + "-w" + std::to_string(worker);
+  pthread_setname_np(pthread_self(), who.substr(0, 15).c_str());
+  bind_current_thread(who, cpus);
+  std::uint64_t seen = 0;
+  for (;;) {
+    const std::function<void(int)>* body = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      job_ready_.wait(lock, [&] { return stopping_ || generation_ != seen; });
+      if (stopping_) return;
+      seen = generation_;
+      body = body_;
+    }
+    std::exception_ptr error;
+    try {
+      (*body)(worker);
+    } catch (...) {
+      error = std::current_exception();
+      abort_->store(true);
+    }
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (error && (!error_ || (is_aborted(error_) && !is_aborted(error)))) error_ = error;
+    if (++finished_ == size()) job_done_.notify_all();
+  }
+}
+
+void WorkerTeam::run(const std::function<void(int)>& body, std::atomic<bool>& abort) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  body_ = &body;
+  abort_ = &abort;
+  finished_ = 0;
+  error_ = nullptr;
+  ++generation_;
+  job_ready_.notify_all();
+  job_done_.wait(lock, [&] { return finished_ == size(); });
+  abort_ = &own_abort_;
+  if (error_) std::rethrow_exception(error_);
+}
+
+void WorkerTeam::run(const std::function<void(int)>& body) {
+  own_abort_.store(false);
+  run(body, own_abort_);
+}
+
+}  // namespace hetstencil

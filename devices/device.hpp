@@ -1,0 +1,77 @@
+// The Device interface: one CPU socket or one GPU that owns a slab of rows.
+//
+// A device owns interior rows [first, first + count) of the grid plus one ghost row
+// above and one below. It runs the iterations itself (its own threads, its own
+// overlap of exchange and compute) and talks to its neighbours only through a
+// HaloPort. Devices never see each other's type: the algorithm is the same for a
+// CPU socket and a GPU.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "hetstencil/device_info.hpp"
+#include "hetstencil/problem.hpp"
+#include "hetstencil/report.hpp"
+
+namespace hetstencil {
+
+class HaloPort;
+
+/// Rows above (Top, smaller row index) or below (Bottom) a slab.
+enum class Side { Top = 0, Bottom = 1 };
+inline Side opposite(Side s) { return s == Side::Top ? Side::Bottom : Side::Top; }
+
+/// Interior rows [first, first + count), 1-based (row 0 is the boundary).
+struct RowRange {
+  std::int64_t first = 1;
+  std::int64_t count = 0;
+  std::int64_t end() const { return first + count; }
+};
+
+/// What a device needs to know of the problem, independent of precision: the
+/// pointers refer to values of the problem's precision.
+struct StencilJob {
+  Precision precision = Precision::Double;
+  std::int64_t nx = 0;
+  std::int64_t ny = 0;
+  const void* initial = nullptr;  ///< (ny+2) x (nx+2) initial iterate, dense
+  void* result = nullptr;         ///< (ny+2) x (nx+2) solution, filled by detach()
+  const void* h2f = nullptr;      ///< (ny+2) x (nx+2) h*h*f, or nullptr when the source is the spike
+  std::int64_t spike_row = -1;    ///< the spike's cell (h*h*f = 1 there), -1 when none
+  std::int64_t spike_col = -1;
+  StopRule stop;
+
+  std::int64_t cols() const { return nx + 2; }
+  std::size_t row_bytes() const { return static_cast<std::size_t>(cols()) * value_bytes(precision); }
+};
+
+/// Per-device timings of the last run.
+struct DeviceTimes {
+  double compute_s = 0.0;
+  double exchange_s = 0.0;
+  double check_s = 0.0;
+  double total_s = 0.0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const DeviceInfo& info() const = 0;
+
+  /// Allocates the slab for `rows` and copies the initial values in, ghost rows
+  /// included (the set-up transfer). The job outlives the attachment.
+  virtual void attach(const StencilJob& job, RowRange rows) = 0;
+  /// Runs the job's stop rule, exchanging ghost rows through `port`.
+  virtual void run(HaloPort& port) = 0;
+  /// Copies the owned rows of the final iterate into job.result; frees the slab.
+  virtual void detach() = 0;
+
+  /// Host-visible first (Top) or last (Bottom) owned row of iterate t. Valid once
+  /// the device has published t, until its neighbours have published t + 1.
+  virtual const void* edge_row(Side side, std::int64_t t) const = 0;
+
+  virtual DeviceTimes times() const = 0;
+};
+
+}  // namespace hetstencil

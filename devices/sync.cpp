@@ -1,0 +1,56 @@
+#include "devices/sync.hpp"
+
+#include <chrono>
+#include <thread>
+
+#include "hetstencil/error.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define HETSTENCIL_CPU_RELAX() _mm_pause()
+#else
+#define HETSTENCIL_CPU_RELAX() std::this_thread::yield()
+#endif
+
+namespace hetstencil {
+
+int spin_limit_for(int threads, int cores) { return threads <= cores ? 20000 : 50; }
+
+void Counter::advance_to(std::int64_t v) {
+  value_.store(v, std::memory_order_seq_cst);
+  // A sleeper increments sleepers_ before it tests value_ under the mutex, so
+  // either it sees v, or we see it here and wake it (both are seq_cst).
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    wake_.notify_all();
+  }
+}
+
+void Counter::wait_at_least(std::int64_t v, const std::atomic<bool>& abort) {
+  for (int i = 0; i < spins_; ++i) {
+    if (value_.load(std::memory_order_acquire) >= v) return;
+    HETSTENCIL_CPU_RELAX();
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  // The timeout only bounds how late an abort is noticed; progress wakes us at once.
+  while (value_.load(std::memory_order_seq_cst) < v && !abort.load(std::memory_order_acquire)) {
+    wake_.wait_for(lock, std::chrono::milliseconds(2));
+  }
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  if (value_.load(std::memory_order_acquire) < v) {
+    HETSTENCIL_THROW(Aborted, "stopped: another thread of this solve failed");
+  }
+}
+
+void Barrier::wait(const std::atomic<bool>& abort) {
+  const std::int64_t generation = generation_.value();
+  if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == threads_) {
+    arrived_.store(0, std::memory_order_relaxed);
+    generation_.advance_to(generation + 1);
+    return;
+  }
+  generation_.wait_at_least(generation + 1, abort);
+}
+
+}  // namespace hetstencil

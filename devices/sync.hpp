@@ -1,0 +1,53 @@
+// Spin-then-block synchronization for device threads.
+//
+// Waiting threads spin a bounded number of times (a neighbour is usually
+// microseconds behind), then sleep on a condition variable so that an
+// oversubscribed machine (several devices sharing two cores in CI) still makes
+// progress. Every wait also watches an abort flag: when any thread of a solve
+// fails, all others leave their waits with Aborted instead of hanging.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+
+namespace hetstencil {
+
+/// How long a waiter spins before it sleeps: long where every thread has a core
+/// of its own, short where threads outnumber cores.
+int spin_limit_for(int threads, int cores);
+
+/// A monotonic counter that threads can wait on ("iterate t is published").
+class Counter {
+ public:
+  explicit Counter(int spins = 0) : spins_(spins) {}
+  std::int64_t value() const { return value_.load(std::memory_order_acquire); }
+  /// Stores v (>= the current value) and wakes the sleepers.
+  void advance_to(std::int64_t v);
+  /// Returns once value() >= v; throws Aborted once *abort is set.
+  void wait_at_least(std::int64_t v, const std::atomic<bool>& abort);
+  void set_spins(int spins) { spins_ = spins; }
+
+ private:
+  std::atomic<std::int64_t> value_{0};
+  std::atomic<int> sleepers_{0};
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  int spins_;
+};
+
+/// A reusable barrier for a fixed number of threads.
+class Barrier {
+ public:
+  explicit Barrier(int threads, int spins = 0) : threads_(threads), generation_(spins) {}
+  /// Returns when all threads arrived; throws Aborted once *abort is set.
+  void wait(const std::atomic<bool>& abort);
+
+ private:
+  const int threads_;
+  std::atomic<int> arrived_{0};
+  Counter generation_;
+};
+
+}  // namespace hetstencil

@@ -1,0 +1,20 @@
+// What the runtime knows about one device it can run on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace hetstencil {
+
+enum class DeviceKind { Cpu, Gpu };
+
+struct DeviceInfo {
+  std::string name;  ///< "cpu0", "cpu1", "gpu0", ...
+  DeviceKind kind = DeviceKind::Cpu;
+  int numa_node = -1;       ///< memory node of its slab (-1: unknown / no NUMA)
+  std::vector<int> cores;   ///< OS indices of the cores its threads are bound to
+  int threads = 0;          ///< worker threads (CPU) or host threads (GPU)
+  std::string description;  ///< one line for people: "package 0, NUMA node 0, cores 0-7"
+};
+
+}  // namespace hetstencil

@@ -1,0 +1,50 @@
+// Exceptions thrown by hetstencil. Each carries the source location that raised it,
+// so a message from deep inside a device thread can still be traced.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace hetstencil {
+
+/// Base of every hetstencil exception. what() is the user-facing message; file()
+/// and line() say where it was raised.
+class Error : public std::runtime_error {
+ public:
+  Error(const std::string& message, const char* file, int line)
+      : std::runtime_error(message), file_(file), line_(line) {}
+  const char* file() const noexcept { return file_; }
+  int line() const noexcept { return line_; }
+
+ private:
+  const char* file_;
+  int line_;
+};
+
+/// A problem, option or file the caller gave is not usable.
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A system call failed; the message names the call, what it was doing and errno's text.
+class SystemError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// The feature needs a part of hetstencil this build does not contain (e.g. CUDA).
+class NotCompiled : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Work stopped because another device of the same solve failed first.
+class Aborted : public Error {
+ public:
+  using Error::Error;
+};
+
+}  // namespace hetstencil
+
+#define HETSTENCIL_THROW(Type, message) throw Type((message), __FILE__, __LINE__)

@@ -1,0 +1,38 @@
+// A dense (ny+2) x (nx+2) row-major grid, boundary ring included.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace hetstencil {
+
+template <class T>
+class Grid {
+ public:
+  Grid() = default;
+  /// A grid with ny x nx interior points, all values zero.
+  Grid(std::int64_t ny, std::int64_t nx)
+      : ny_(ny), nx_(nx), values_(static_cast<std::size_t>((ny + 2) * (nx + 2)), T(0)) {}
+
+  std::int64_t ny() const { return ny_; }
+  std::int64_t nx() const { return nx_; }
+  std::int64_t rows() const { return ny_ + 2; }
+  std::int64_t cols() const { return nx_ + 2; }
+
+  T& operator()(std::int64_t i, std::int64_t j) { return values_[static_cast<std::size_t>(i * cols() + j)]; }
+  const T& operator()(std::int64_t i, std::int64_t j) const {
+    return values_[static_cast<std::size_t>(i * cols() + j)];
+  }
+  T* row(std::int64_t i) { return values_.data() + i * cols(); }
+  const T* row(std::int64_t i) const { return values_.data() + i * cols(); }
+  T* data() { return values_.data(); }
+  const T* data() const { return values_.data(); }
+  const std::vector<T>& values() const { return values_; }
+
+ private:
+  std::int64_t ny_ = 0;
+  std::int64_t nx_ = 0;
+  std::vector<T> values_;
+};
+
+}  // namespace hetstencil

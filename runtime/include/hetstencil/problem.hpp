@@ -1,0 +1,87 @@
+// The problem hetstencil solves: -(u_xx + u_yy) = f with Dirichlet boundary values,
+// discretized on an (ny+2) x (nx+2) grid with step h and iterated with Jacobi:
+//
+//   u'[i][j] = 0.25 * (u[i-1][j] + u[i+1][j] + u[i][j-1] + u[i][j+1] + h*h*f[i][j])
+//
+// evaluated left to right in the problem's precision, without fused multiply-adds,
+// on every device, so that any split gives the bits of the sequential reference.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hetstencil {
+
+enum class Precision { Float, Double };
+
+/// "float" or "double".
+std::string to_string(Precision precision);
+/// Parses "float"/"single"/"f32" or "double"/"f64"; throws InvalidArgument otherwise.
+Precision parse_precision(const std::string& text);
+/// Bytes of one grid value.
+std::size_t value_bytes(Precision precision);
+
+/// A function of the physical coordinates (x, y), x along a row, y down the rows.
+using Field = std::function<double(double x, double y)>;
+
+/// The right-hand side f.
+struct Source {
+  enum class Kind { Spike, Function, Grid };
+  Kind kind = Kind::Spike;
+  Field function;              ///< Kind::Function: evaluated once per interior point.
+  std::vector<double> values;  ///< Kind::Grid: ny x nx interior values, row-major.
+
+  /// The default of the original study: a unit point load in the middle of the
+  /// domain, h*h*f = 1 at interior cell ((ny+1)/2, (nx+1)/2) and 0 elsewhere.
+  /// Devices evaluate it inline, so it costs no memory traffic.
+  static Source spike();
+  static Source from_function(Field f);
+  static Source from_grid(std::vector<double> interior_values);
+};
+
+/// Dirichlet values on the grid's outer ring: a constant or a function.
+struct Boundary {
+  double value = 0.0;
+  Field function;  ///< when set, used instead of value
+
+  static Boundary constant(double v);
+  static Boundary from_function(Field g);
+  double at(double x, double y) const { return function ? function(x, y) : value; }
+};
+
+/// When to stop. Iterations always stop at max_iterations. With a tolerance > 0
+/// the residual is checked every check_every iterations, and the solve stops at
+/// the first check where ||f - A u||_2 <= tolerance * ||f - A u_0||_2.
+struct StopRule {
+  std::int64_t max_iterations = 1000;
+  double tolerance = 0.0;
+  std::int64_t check_every = 100;
+
+  bool uses_tolerance() const { return tolerance > 0.0; }
+  /// Whether the residual of iterate t is computed: always at the last iteration;
+  /// with a tolerance also at iterate 0 (the baseline) and every check_every.
+  bool checks_at(std::int64_t t) const {
+    return t == max_iterations || (uses_tolerance() && t % check_every == 0);
+  }
+};
+
+struct Problem {
+  std::int64_t nx = 0;  ///< interior points along a row (x)
+  std::int64_t ny = 0;  ///< interior rows (y)
+  Precision precision = Precision::Double;
+  Source source = Source::spike();
+  Boundary boundary;
+  StopRule stop;
+
+  /// Grid step: h = 1 / (max(nx, ny) + 1). A square grid covers the unit square;
+  /// otherwise the domain is [0, (nx+1)h] x [0, (ny+1)h].
+  double h() const;
+  /// Interior cells, nx * ny.
+  std::int64_t cells() const { return nx * ny; }
+  /// Throws InvalidArgument naming the first thing wrong.
+  void validate() const;
+};
+
+}  // namespace hetstencil

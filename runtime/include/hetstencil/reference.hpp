@@ -1,0 +1,22 @@
+// The sequential reference: the plain loops of the update, one thread. It is the
+// oracle every device and every split is compared with, bit for bit.
+#pragma once
+
+#include "hetstencil/grid.hpp"
+#include "hetstencil/problem.hpp"
+#include "hetstencil/report.hpp"
+
+namespace hetstencil {
+
+/// Runs the problem's stop rule on one thread and returns the final iterate.
+Result solve_reference(const Problem& problem);
+
+/// The residual of u for the problem (the same definition and order the devices use).
+template <class T>
+Residual residual(const Problem& problem, const Grid<T>& u);
+
+/// The initial iterate: zero inside, the boundary values on the ring.
+template <class T>
+Grid<T> initial_grid(const Problem& problem);
+
+}  // namespace hetstencil

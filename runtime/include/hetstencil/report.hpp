@@ -1,0 +1,62 @@
+// What a solve returns: the solution and a report of where the time went.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "hetstencil/grid.hpp"
+#include "hetstencil/problem.hpp"
+
+namespace hetstencil {
+
+/// The discrete residual r = f - A u over the interior, A u = (4u - neighbours) / h^2.
+/// l2 is the grid norm sqrt(h^2 * sum r^2), max the largest |r|. The sum follows one
+/// fixed order (see runtime/src/residual_row.hpp), so every split gives the same bits.
+struct Residual {
+  double l2 = 0.0;
+  double max = 0.0;
+};
+
+struct DeviceReport {
+  std::string name;
+  std::int64_t first_row = 0;
+  std::int64_t rows = 0;
+  double compute_s = 0.0;   ///< sweeps over its rows
+  double exchange_s = 0.0;  ///< waiting for neighbours and copying ghost rows
+  double check_s = 0.0;     ///< residual checks, the global agreement included
+  double total_s = 0.0;     ///< from start to its last iteration
+};
+
+struct Report {
+  std::int64_t nx = 0;
+  std::int64_t ny = 0;
+  Precision precision = Precision::Double;
+  std::int64_t iterations = 0;
+  bool converged = false;  ///< the tolerance was met (always false without one)
+  Residual initial_residual;
+  Residual residual;        ///< of the returned iterate
+  double setup_s = 0.0;     ///< slabs allocated and filled on the devices
+  double solve_s = 0.0;     ///< the iterations on all devices
+  double teardown_s = 0.0;  ///< slabs copied back into the solution
+  double gcells_per_s = 0.0;
+  std::vector<DeviceReport> devices;
+};
+
+/// The report as one JSON object.
+std::string to_json(const Report& report, int indent = 2);
+
+using Solution = std::variant<Grid<float>, Grid<double>>;
+
+struct Result {
+  Report report;
+  Solution solution;
+
+  template <class T>
+  const Grid<T>& grid() const {
+    return std::get<Grid<T>>(solution);
+  }
+};
+
+}  // namespace hetstencil

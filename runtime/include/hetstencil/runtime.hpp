@@ -1,0 +1,52 @@
+// The entry point for applications.
+//
+//   hetstencil::Runtime rt;                      // probes the machine
+//   hetstencil::Problem p;
+//   p.nx = p.ny = 2048;
+//   p.stop.max_iterations = 500;
+//   hetstencil::Result r = rt.solve(p);          // runs on every device
+//   const auto& u = r.grid<double>();             // (ny+2) x (nx+2), boundary included
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "hetstencil/device_info.hpp"
+#include "hetstencil/plan.hpp"
+#include "hetstencil/problem.hpp"
+#include "hetstencil/report.hpp"
+
+namespace hetstencil {
+
+struct RuntimeOptions {
+  /// 0: one CPU device per socket (per NUMA node where a socket has several).
+  /// n > 0: the machine's cores cut into n groups of consecutive cores, one device
+  /// each (sharing cores when n exceeds them) — several devices on a small machine.
+  int cpu_devices = 0;
+  /// Worker threads per CPU device; 0: one per core of the device.
+  int threads_per_device = 0;
+};
+
+class Runtime {
+ public:
+  explicit Runtime(RuntimeOptions options = {});
+  ~Runtime();
+  Runtime(Runtime&&) noexcept;
+  Runtime& operator=(Runtime&&) noexcept;
+
+  const std::vector<DeviceInfo>& devices() const;
+
+  /// Every device gets an equal share of rows (shares differ by at most one row).
+  Plan even_plan(const Problem& problem) const;
+
+  /// Solves on every device with even_plan().
+  Result solve(const Problem& problem);
+  /// Solves with the given plan; throws InvalidArgument if it does not cover rows 1..ny.
+  Result solve(const Problem& problem, const Plan& plan);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace hetstencil

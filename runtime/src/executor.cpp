@@ -1,0 +1,148 @@
+#include "runtime/src/executor.hpp"
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "devices/halo_port.hpp"
+#include "hetstencil/error.hpp"
+#include "hetstencil/reference.hpp"
+#include "runtime/src/dispatch.hpp"
+#include "runtime/src/source_term.hpp"
+
+namespace hetstencil {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool is_aborted(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Aborted&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// Runs task(k) for every part on its own thread and rethrows the first real
+// failure (not an Aborted that it caused elsewhere). on_failure runs at once
+// when a task throws, so that the others can stop.
+double run_on_threads(std::size_t n, const std::function<void(std::size_t)>& task,
+                      const std::function<void()>& on_failure) {
+  const Clock::time_point start = Clock::now();
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    threads.emplace_back([&, k] {
+      try {
+        task(k);
+      } catch (...) {
+        errors[k] = std::current_exception();
+        on_failure();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::exception_ptr first;
+  for (const auto& e : errors) {
+    if (e && (!first || (is_aborted(first) && !is_aborted(e)))) first = e;
+  }
+  if (first) std::rethrow_exception(first);
+  return seconds;
+}
+
+template <class T>
+Result execute_typed(const Problem& problem, const Plan& plan, const std::vector<Device*>& all, int spins) {
+  const SourceTerm<T> source = make_source_term<T>(problem);
+  // One grid holds the initial iterate for attach() and receives the solution
+  // in detach(); the devices hold their own slabs in between.
+  Grid<T> grid = initial_grid<T>(problem);
+  StencilJob job;
+  job.precision = problem.precision;
+  job.nx = problem.nx;
+  job.ny = problem.ny;
+  job.initial = grid.data();
+  job.result = grid.data();
+  job.h2f = source.h2f.empty() ? nullptr : source.h2f.data();
+  job.spike_row = source.spike_row;
+  job.spike_col = source.spike_col;
+  job.stop = problem.stop;
+
+  std::vector<Device*> devices;
+  std::vector<RowRange> rows;
+  for (const auto& part : plan.parts) {
+    devices.push_back(all[part.device]);
+    rows.push_back(RowRange{part.first_row, part.rows});
+  }
+  const std::size_t n = devices.size();
+  auto nothing = [] {};
+
+  Report report;
+  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, nothing);
+  Exchange exchange(devices, rows, job, problem.h(), spins);
+  spdlog::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
+  report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(exchange.port(k)); },
+                                  [&] { exchange.abort(); });
+  report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, nothing);
+
+  report.nx = problem.nx;
+  report.ny = problem.ny;
+  report.precision = problem.precision;
+  report.iterations = exchange.final_iteration();
+  report.converged = exchange.converged();
+  report.residual = exchange.final_residual();
+  report.initial_residual = exchange.initial_residual();
+  report.gcells_per_s = report.solve_s > 0.0 ? static_cast<double>(problem.cells()) *
+                                                   static_cast<double>(report.iterations) / report.solve_s / 1e9
+                                             : 0.0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const DeviceTimes t = devices[k]->times();
+    report.devices.push_back(DeviceReport{devices[k]->info().name, rows[k].first, rows[k].count, t.compute_s,
+                                          t.exchange_s, t.check_s, t.total_s});
+  }
+  return Result{report, std::move(grid)};
+}
+
+}  // namespace
+
+void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count) {
+  if (plan.parts.empty()) HETSTENCIL_THROW(InvalidArgument, "the plan gives rows to no device");
+  std::vector<bool> used(device_count, false);
+  std::int64_t next = 1;
+  for (const auto& part : plan.parts) {
+    if (part.device >= device_count) {
+      HETSTENCIL_THROW(InvalidArgument, "the plan names device " + std::to_string(part.device) + " but there are " +
+                                            std::to_string(device_count));
+    }
+    if (used[part.device]) {
+      HETSTENCIL_THROW(InvalidArgument, "the plan gives device " + std::to_string(part.device) + " two row ranges");
+    }
+    used[part.device] = true;
+    if (part.rows < 1 || part.first_row != next) {
+      HETSTENCIL_THROW(InvalidArgument, "the plan's row ranges must be non-empty and follow each other from row 1; "
+                                        "device " + std::to_string(part.device) + " starts at row " +
+                                            std::to_string(part.first_row) + " with " + std::to_string(part.rows) +
+                                            " rows, expected a start at row " + std::to_string(next));
+    }
+    next += part.rows;
+  }
+  if (next != problem.ny + 1) {
+    HETSTENCIL_THROW(InvalidArgument, "the plan covers rows 1.." + std::to_string(next - 1) + " of " +
+                                          std::to_string(problem.ny));
+  }
+}
+
+Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins) {
+  problem.validate();
+  validate_plan(plan, problem, devices.size());
+  return dispatch(problem.precision,
+                  [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins); });
+}
+
+}  // namespace hetstencil

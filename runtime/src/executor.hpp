@@ -1,0 +1,21 @@
+// Runs a plan on its devices: set-up (attach), the iterations with one host
+// thread per device, tear-down (detach), and the report.
+#pragma once
+
+#include <vector>
+
+#include "devices/device.hpp"
+#include "hetstencil/plan.hpp"
+#include "hetstencil/problem.hpp"
+#include "hetstencil/report.hpp"
+
+namespace hetstencil {
+
+/// Throws InvalidArgument unless the plan's parts are in row order, cover rows
+/// 1..ny exactly once, and name distinct devices among `device_count`.
+void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count);
+
+/// `spins`: how long waiting threads spin before sleeping (see Counter).
+Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins);
+
+}  // namespace hetstencil

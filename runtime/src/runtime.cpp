@@ -1,0 +1,68 @@
+#include "hetstencil/runtime.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include "devices/cpu/cpu_device.hpp"
+#include "devices/cpu/cpu_groups.hpp"
+#include "devices/cuda/cuda_info.hpp"
+#include "devices/sync.hpp"
+#include "devices/topology.hpp"
+#include "hetstencil/error.hpp"
+#include "partition/even_split.hpp"
+#include "runtime/src/executor.hpp"
+
+namespace hetstencil {
+
+struct Runtime::Impl {
+  Topology topology;
+  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<DeviceInfo> infos;
+  int spins = 0;
+};
+
+Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->topology = load_topology();
+  const auto specs = cpu_device_specs(impl_->topology, options.cpu_devices, options.threads_per_device);
+  int threads = 0;
+  for (const auto& s : specs) threads += s.info.threads;
+  impl_->spins = spin_limit_for(threads, impl_->topology.hardware_threads());
+  for (const auto& spec : specs) {
+    impl_->devices.push_back(std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, impl_->spins));
+    impl_->infos.push_back(impl_->devices.back()->info());
+    spdlog::debug("{}: {}", spec.info.name, spec.info.description);
+  }
+  if (const int gpus = cuda_device_count(); gpus > 0) {
+    spdlog::info("{} CUDA GPU(s) present; this build runs on the CPU sockets only", gpus);
+  }
+}
+
+Runtime::~Runtime() = default;
+Runtime::Runtime(Runtime&&) noexcept = default;
+Runtime& Runtime::operator=(Runtime&&) noexcept = default;
+
+const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->infos; }
+
+Plan Runtime::even_plan(const Problem& problem) const {
+  problem.validate();
+  const auto n = static_cast<std::int64_t>(impl_->devices.size());
+  if (n > problem.ny) {
+    HETSTENCIL_THROW(InvalidArgument, "more devices (" + std::to_string(n) + ") than rows (" +
+                                          std::to_string(problem.ny) + "): use fewer devices or a taller grid");
+  }
+  Plan plan;
+  for (std::int64_t k = 0; k < n; ++k) {
+    const Block b = even_block(problem.ny, n, k);
+    plan.parts.push_back(Assignment{static_cast<std::size_t>(k), b.begin + 1, b.size()});
+  }
+  return plan;
+}
+
+Result Runtime::solve(const Problem& problem) { return solve(problem, even_plan(problem)); }
+
+Result Runtime::solve(const Problem& problem, const Plan& plan) {
+  std::vector<Device*> devices;
+  for (auto& d : impl_->devices) devices.push_back(d.get());
+  return execute(problem, plan, devices, impl_->spins);
+}
+
+}  // namespace hetstencil

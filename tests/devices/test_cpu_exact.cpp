@@ -1,0 +1,145 @@
+// Every split over CPU devices gives the bits of the sequential reference.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <tuple>
+
+#include "hetstencil/error.hpp"
+#include "hetstencil/reference.hpp"
+#include "hetstencil/runtime.hpp"
+
+namespace hetstencil {
+namespace {
+
+struct Size {
+  std::int64_t nx, ny;
+};
+
+template <class T>
+void expect_same_bits(const Result& got, const Result& want) {
+  const auto& a = got.grid<T>().values();
+  const auto& b = want.grid<T>().values();
+  ASSERT_EQ(a.size(), b.size());
+  std::size_t first_diff = a.size();
+  for (std::size_t k = 0; k < a.size() && first_diff == a.size(); ++k) {
+    if (std::memcmp(&a[k], &b[k], sizeof(T)) != 0) first_diff = k;
+  }
+  EXPECT_EQ(first_diff, a.size()) << "first differing value at flat index " << first_diff;
+  EXPECT_EQ(got.report.iterations, want.report.iterations);
+  EXPECT_EQ(got.report.converged, want.report.converged);
+  EXPECT_EQ(std::memcmp(&got.report.residual, &want.report.residual, sizeof(Residual)), 0)
+      << got.report.residual.l2 << " vs " << want.report.residual.l2;
+}
+
+void expect_same_bits(const Result& got, const Result& want) {
+  if (std::holds_alternative<Grid<float>>(want.solution)) {
+    expect_same_bits<float>(got, want);
+  } else {
+    expect_same_bits<double>(got, want);
+  }
+}
+
+using Case = std::tuple<Size, int, int, Precision, bool>;
+
+class CpuExact : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CpuExact, MatchesReference) {
+  const auto [size, devices, threads, precision, tolerance] = GetParam();
+  Problem p;
+  p.nx = size.nx;
+  p.ny = size.ny;
+  p.precision = precision;
+  p.boundary = Boundary::constant(0.5);
+  if (tolerance) {
+    p.stop.tolerance = 0.3;
+    p.stop.check_every = 7;
+    p.stop.max_iterations = 400;
+  } else {
+    p.stop.max_iterations = 40;
+  }
+  Runtime runtime(RuntimeOptions{devices, threads});
+  ASSERT_EQ(runtime.devices().size(), static_cast<std::size_t>(devices));
+  if (devices > p.ny) {
+    EXPECT_THROW(runtime.solve(p), InvalidArgument);
+    return;
+  }
+  expect_same_bits(runtime.solve(p), solve_reference(p));
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  const auto [size, devices, threads, precision, tolerance] = info.param;
+  return std::to_string(size.nx) + "x" + std::to_string(size.ny) + "_d" + std::to_string(devices) + "_t" +
+         std::to_string(threads) + "_" + to_string(precision) + (tolerance ? "_tol" : "_fixed");
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, CpuExact,
+                         ::testing::Combine(::testing::Values(Size{1, 1}, Size{3, 7}, Size{257, 129}, Size{1000, 33}),
+                                            ::testing::Values(1, 2, 3, 4), ::testing::Values(1, 2, 3),
+                                            ::testing::Values(Precision::Float, Precision::Double),
+                                            ::testing::Bool()),
+                         case_name);
+
+TEST(CpuExactPlans, UnevenRandomSplitsWithGridAndFunctionSources) {
+  std::mt19937 rng(7);
+  Runtime runtime(RuntimeOptions{3, 2});
+  for (int trial = 0; trial < 12; ++trial) {
+    Problem p;
+    p.nx = 5 + static_cast<std::int64_t>(rng() % 60);
+    p.ny = 3 + static_cast<std::int64_t>(rng() % 50);
+    p.precision = trial % 2 ? Precision::Float : Precision::Double;
+    p.stop.max_iterations = 1 + static_cast<std::int64_t>(rng() % 30);
+    if (trial % 3 == 0) {
+      std::vector<double> f(static_cast<std::size_t>(p.nx * p.ny));
+      for (auto& v : f) v = std::uniform_real_distribution<double>(-50, 50)(rng);
+      p.source = Source::from_grid(f);
+    } else if (trial % 3 == 1) {
+      p.source = Source::from_function([](double x, double y) { return std::exp(x) * std::cos(3 * y); });
+      p.boundary = Boundary::from_function([](double x, double y) { return x * x - y; });
+    }
+    // Three devices in a random order with random row counts (each >= 1).
+    const std::int64_t a = 1 + static_cast<std::int64_t>(rng() % static_cast<unsigned>(p.ny - 2));
+    const std::int64_t b = 1 + static_cast<std::int64_t>(rng() % static_cast<unsigned>(p.ny - a - 1));
+    std::vector<std::size_t> order{0, 1, 2};
+    std::shuffle(order.begin(), order.end(), rng);
+    Plan plan;
+    plan.parts = {{order[0], 1, a}, {order[1], 1 + a, b}, {order[2], 1 + a + b, p.ny - a - b}};
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    expect_same_bits(runtime.solve(p, plan), solve_reference(p));
+  }
+}
+
+TEST(CpuExactPlans, ZeroIterationsReturnTheInitialGrid) {
+  Problem p;
+  p.nx = 6;
+  p.ny = 5;
+  p.stop.max_iterations = 0;
+  p.boundary = Boundary::constant(2.0);
+  Runtime runtime(RuntimeOptions{2, 1});
+  const Result r = runtime.solve(p);
+  EXPECT_EQ(r.report.iterations, 0);
+  EXPECT_EQ(r.grid<double>().values(), initial_grid<double>(p).values());
+}
+
+TEST(CpuExactPlans, BadPlansAreRejected) {
+  Problem p;
+  p.nx = 4;
+  p.ny = 6;
+  Runtime runtime(RuntimeOptions{2, 1});
+  Plan gap;
+  gap.parts = {{0, 1, 2}, {1, 4, 3}};
+  EXPECT_THROW(runtime.solve(p, gap), InvalidArgument);
+  Plan short_plan;
+  short_plan.parts = {{0, 1, 2}, {1, 3, 3}};
+  EXPECT_THROW(runtime.solve(p, short_plan), InvalidArgument);
+  Plan twice;
+  twice.parts = {{0, 1, 2}, {0, 3, 4}};
+  EXPECT_THROW(runtime.solve(p, twice), InvalidArgument);
+  Plan unknown;
+  unknown.parts = {{5, 1, 6}};
+  EXPECT_THROW(runtime.solve(p, unknown), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace hetstencil

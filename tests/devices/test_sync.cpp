@@ -1,0 +1,75 @@
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "devices/cpu/worker_team.hpp"
+#include "devices/sync.hpp"
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+namespace {
+
+TEST(Barrier, NoThreadRunsAheadOfAnother) {
+  for (int spins : {0, 1000}) {
+    constexpr int kThreads = 4, kRounds = 300;
+    Barrier barrier(kThreads, spins);
+    std::atomic<bool> abort{false};
+    std::vector<std::atomic<int>> round(kThreads);
+    std::atomic<int> violations{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        for (int r = 0; r < kRounds; ++r) {
+          round[t].store(r);
+          barrier.wait(abort);
+          for (int o = 0; o < kThreads; ++o) {
+            if (round[o].load() < r) ++violations;
+          }
+          barrier.wait(abort);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(violations.load(), 0) << "spins " << spins;
+  }
+}
+
+TEST(Counter, WaitReturnsOncePublishedAndThrowsOnAbort) {
+  Counter c(0);
+  std::atomic<bool> abort{false};
+  std::thread publisher([&] { c.advance_to(3); });
+  c.wait_at_least(3, abort);
+  publisher.join();
+  EXPECT_EQ(c.value(), 3);
+  std::thread aborter([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    abort.store(true);
+  });
+  EXPECT_THROW(c.wait_at_least(4, abort), Aborted);
+  aborter.join();
+}
+
+TEST(WorkerTeam, RunsEveryWorkerAndReportsTheRealFailure) {
+  WorkerTeam team("t", {{}, {}, {}}, 0);
+  std::vector<int> seen(3, 0);
+  team.run([&](int w) { seen[static_cast<std::size_t>(w)] = w + 1; });
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
+  // Worker 1 fails while the others wait at the barrier: they must be released
+  // and the caller must see worker 1's error, not an Aborted.
+  try {
+    team.run([&](int w) {
+      if (w == 1) throw std::runtime_error("worker one failed");
+      team.sync();
+    });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "worker one failed");
+  }
+  // The team is still usable afterwards.
+  team.run([&](int w) { seen[static_cast<std::size_t>(w)] = 0; });
+  EXPECT_EQ(seen, (std::vector<int>{0, 0, 0}));
+}
+
+}  // namespace
+}  // namespace hetstencil

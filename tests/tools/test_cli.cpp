@@ -1,0 +1,113 @@
+// The command line as a user meets it: exit codes, messages, files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
+
+#include "hetstencil/reference.hpp"
+
+namespace hetstencil {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+CliRun run_cli(const std::string& args) {
+  const fs::path err_file = fs::temp_directory_path() / ("hetstencil_cli_err_" + std::to_string(getpid()));
+  const std::string command = std::string(HETSTENCIL_CLI) + " " + args + " 2>" + err_file.string();
+  CliRun r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  fs::remove(err_file);
+  return r;
+}
+
+void expect_failure(const std::string& args, const std::string& message_part) {
+  const CliRun r = run_cli(args);
+  EXPECT_NE(r.exit_code, 0) << args;
+  EXPECT_NE(r.err.find(message_part), std::string::npos) << args << "\nstderr: " << r.err;
+}
+
+TEST(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
+  expect_failure("solve --nx 0", "--nx");
+  expect_failure("solve --nx -4", "--nx");
+  expect_failure("solve --ny abc", "--ny");
+  expect_failure("solve --precision half", "--precision");
+  expect_failure("solve --tol 0", "--tol");
+  expect_failure("solve --tol -1e-3", "--tol");
+  expect_failure("solve --nx 4 --ny 2 --cpu-devices 3", "more devices (3) than rows (2)");
+  expect_failure("solve --iters", "--iters");
+  expect_failure("explode", "explode");
+}
+
+TEST(Cli, UnwritableOutputFailsBeforeSolvingAndWritesNothing) {
+  const CliRun r = run_cli("solve --nx 8 --iters 5 --output /nonexistent-dir/u.npy");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("/nonexistent-dir/u.npy"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("iterations in"), std::string::npos) << "it solved before failing:\n" << r.out;
+  EXPECT_FALSE(fs::exists("/nonexistent-dir"));
+}
+
+TEST(Cli, HelpExplainsEveryOption) {
+  const CliRun r = run_cli("solve --help");
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char* option : {"--nx", "--ny", "--precision", "--iters", "--tol", "--check-every", "--cpu-devices",
+                             "--threads", "--output", "--json"}) {
+    EXPECT_NE(r.out.find(option), std::string::npos) << option;
+  }
+}
+
+TEST(Cli, JsonReportDescribesTheSolve) {
+  const CliRun r = run_cli("solve --nx 17 --ny 9 --iters 12 --cpu-devices 2 --threads 1 --precision float --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["iterations"], 12);
+  EXPECT_EQ(j["nx"], 17);
+  EXPECT_EQ(j["precision"], "float");
+  ASSERT_EQ(j["devices"].size(), 2u);
+  EXPECT_EQ(j["devices"][0]["rows"].get<int>() + j["devices"][1]["rows"].get<int>(), 9);
+  EXPECT_GT(j["residual"]["l2"].get<double>(), 0.0);
+}
+
+TEST(Cli, OutputHoldsTheReferenceSolution) {
+  const fs::path path = fs::temp_directory_path() / ("hetstencil_cli_" + std::to_string(getpid()) + ".npy");
+  const CliRun r = run_cli("solve --nx 13 --ny 11 --iters 25 --cpu-devices 3 --boundary 1 --output " + path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("cpu2"), std::string::npos) << r.out;
+  std::ifstream in(path, std::ios::binary);
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  fs::remove(path);
+
+  Problem p;
+  p.nx = 13;
+  p.ny = 11;
+  p.stop.max_iterations = 25;
+  p.boundary = Boundary::constant(1.0);
+  const auto want = solve_reference(p).grid<double>().values();
+  const std::size_t header = 10 + (static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8));
+  ASSERT_EQ(bytes.size(), header + want.size() * sizeof(double));
+  EXPECT_EQ(std::memcmp(bytes.data() + header, want.data(), want.size() * sizeof(double)), 0);
+}
+
+}  // namespace
+}  // namespace hetstencil

@@ -1,0 +1,16 @@
+// The subcommands of the hetstencil command line. Each adds itself to the app
+// and returns the function that runs it once the arguments are parsed.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace hetstencil::cli {
+
+using Command = std::function<int()>;
+
+Command add_solve_command(CLI::App& app);
+Command add_bench_command(CLI::App& app);
+
+}  // namespace hetstencil::cli
