@@ -1,14 +1,25 @@
-// What this build knows of CUDA GPUs. Without CUDA (or without a GPU) it reports
-// zero devices; the CUDA device itself comes with its own issue.
+// What the CUDA runtime says about this machine's GPUs. Without CUDA compiled
+// in, or without a driver or GPU, there are none.
 #pragma once
+
+#include <vector>
+
+#include "hetstencil/topology.hpp"
 
 namespace hetstencil {
 
-/// Number of CUDA GPUs visible to this process; 0 when CUDA is not compiled in,
-/// no driver is loaded or no GPU is present.
-int cuda_device_count();
-
 /// Whether this build contains the CUDA parts.
 bool cuda_compiled();
+
+/// Number of CUDA GPUs visible to this process (0 without driver or GPU).
+int cuda_device_count();
+
+/// Each GPU's identity and size; numa and package are left unknown (-1) for the
+/// topology to fill in from the PCI bus id.
+std::vector<GpuInfo> cuda_gpus();
+
+/// links[a][b] for every pair of GPUs: peer access, CUDA's performance rank,
+/// and the link kind (NVLink where peer atomics are native, PCIe otherwise).
+std::vector<std::vector<GpuLink>> cuda_links();
 
 }  // namespace hetstencil

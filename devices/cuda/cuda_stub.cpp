@@ -1,10 +1,11 @@
-// Linked when the build has no CUDA compiler: the public API is the same, with
-// no GPUs.
+// Linked when the build has no CUDA compiler: the same API, with no GPUs.
 #include "devices/cuda/cuda_info.hpp"
 
 namespace hetstencil {
 
-int cuda_device_count() { return 0; }
 bool cuda_compiled() { return false; }
+int cuda_device_count() { return 0; }
+std::vector<GpuInfo> cuda_gpus() { return {}; }
+std::vector<std::vector<GpuLink>> cuda_links() { return {}; }
 
 }  // namespace hetstencil

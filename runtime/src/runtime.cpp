@@ -3,10 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "devices/cpu/cpu_device.hpp"
-#include "devices/cpu/cpu_groups.hpp"
-#include "devices/cuda/cuda_info.hpp"
+#include "devices/device_map.hpp"
 #include "devices/sync.hpp"
-#include "devices/topology.hpp"
 #include "hetstencil/error.hpp"
 #include "partition/even_split.hpp"
 #include "runtime/src/executor.hpp"
@@ -21,8 +19,10 @@ struct Runtime::Impl {
 };
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->topology = load_topology();
-  const auto specs = cpu_device_specs(impl_->topology, options.cpu_devices, options.threads_per_device);
+  impl_->topology = load_topology(options.topology);
+  // GPUs become devices with the CUDA device; until then they are only probed.
+  const auto specs = map_devices(impl_->topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,
+                                                                   options.devices, false});
   int threads = 0;
   for (const auto& s : specs) threads += s.info.threads;
   impl_->spins = spin_limit_for(threads, impl_->topology.hardware_threads());
@@ -31,8 +31,8 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->infos.push_back(impl_->devices.back()->info());
     spdlog::debug("{}: {}", spec.info.name, spec.info.description);
   }
-  if (const int gpus = cuda_device_count(); gpus > 0) {
-    spdlog::info("{} CUDA GPU(s) present; this build runs on the CPU sockets only", gpus);
+  if (!impl_->topology.gpus.empty()) {
+    spdlog::warn("{} CUDA GPU(s) present; this version runs on the CPU sockets only", impl_->topology.gpus.size());
   }
 }
 
@@ -41,6 +41,7 @@ Runtime::Runtime(Runtime&&) noexcept = default;
 Runtime& Runtime::operator=(Runtime&&) noexcept = default;
 
 const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->infos; }
+const Topology& Runtime::topology() const { return impl_->topology; }
 
 Plan Runtime::even_plan(const Problem& problem) const {
   problem.validate();

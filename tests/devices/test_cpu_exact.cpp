@@ -9,6 +9,7 @@
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
 #include "hetstencil/runtime.hpp"
+#include "tests/test_support.hpp"
 
 namespace hetstencil {
 namespace {
@@ -59,7 +60,7 @@ TEST_P(CpuExact, MatchesReference) {
   } else {
     p.stop.max_iterations = 40;
   }
-  Runtime runtime(RuntimeOptions{devices, threads});
+  Runtime runtime(testing_support::cpu_devices(devices, threads));
   ASSERT_EQ(runtime.devices().size(), static_cast<std::size_t>(devices));
   if (devices > p.ny) {
     EXPECT_THROW(runtime.solve(p), InvalidArgument);
@@ -83,7 +84,7 @@ INSTANTIATE_TEST_SUITE_P(Sizes, CpuExact,
 
 TEST(CpuExactPlans, UnevenRandomSplitsWithGridAndFunctionSources) {
   std::mt19937 rng(7);
-  Runtime runtime(RuntimeOptions{3, 2});
+  Runtime runtime(testing_support::cpu_devices(3, 2));
   for (int trial = 0; trial < 12; ++trial) {
     Problem p;
     p.nx = 5 + static_cast<std::int64_t>(rng() % 60);
@@ -116,7 +117,7 @@ TEST(CpuExactPlans, ZeroIterationsReturnTheInitialGrid) {
   p.ny = 5;
   p.stop.max_iterations = 0;
   p.boundary = Boundary::constant(2.0);
-  Runtime runtime(RuntimeOptions{2, 1});
+  Runtime runtime(testing_support::cpu_devices(2, 1));
   const Result r = runtime.solve(p);
   EXPECT_EQ(r.report.iterations, 0);
   EXPECT_EQ(r.grid<double>().values(), initial_grid<double>(p).values());
@@ -126,7 +127,7 @@ TEST(CpuExactPlans, BadPlansAreRejected) {
   Problem p;
   p.nx = 4;
   p.ny = 6;
-  Runtime runtime(RuntimeOptions{2, 1});
+  Runtime runtime(testing_support::cpu_devices(2, 1));
   Plan gap;
   gap.parts = {{0, 1, 2}, {1, 4, 3}};
   EXPECT_THROW(runtime.solve(p, gap), InvalidArgument);

@@ -1,11 +1,25 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
-#include "devices/cpu/cpu_groups.hpp"
-#include "devices/topology.hpp"
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "devices/device_map.hpp"
 #include "hetstencil/error.hpp"
+#include "hetstencil/topology.hpp"
 
 namespace hetstencil {
 namespace {
+
+Topology fixture(const std::string& name) {
+  return load_topology(TopologySource{std::string(HETSTENCIL_FIXTURES) + "/topology/" + name, ""});
+}
+
+std::vector<DeviceSpec> devices_of(const Topology& t, const std::string& selection = "", int cpu_devices = 0) {
+  return map_devices(t, DeviceMapOptions{cpu_devices, 0, selection, true});
+}
 
 TEST(Topology, ThisMachineHasCores) {
   const Topology t = load_topology();
@@ -13,50 +27,136 @@ TEST(Topology, ThisMachineHasCores) {
   ASSERT_FALSE(t.packages.empty());
   EXPECT_TRUE(t.this_machine);
   for (const auto& c : t.cores) EXPECT_FALSE(c.pus.empty());
+  EXPECT_EQ(t.links.size(), t.gpus.size());
 }
 
-TEST(Topology, SyntheticTwoSocketsFourNodes) {
-  const Topology t = load_topology(TopologySource{"", "pack:2 numa:2 core:4 pu:2"});
+TEST(Topology, OneSocketOneGpu) {
+  const Topology t = fixture("one_socket_one_gpu.xml");
   EXPECT_FALSE(t.this_machine);
-  ASSERT_EQ(t.packages.size(), 2u);
-  ASSERT_EQ(t.numa_nodes.size(), 4u);
+  ASSERT_EQ(t.packages.size(), 1u);
+  ASSERT_EQ(t.numa_nodes.size(), 1u);
   ASSERT_EQ(t.cores.size(), 16u);
   EXPECT_EQ(t.hardware_threads(), 32);
-  for (const auto& n : t.numa_nodes) EXPECT_EQ(n.cores.size(), 4u);
-  EXPECT_EQ(t.numa_nodes[2].package, 1);
-  EXPECT_EQ(t.cores[5].numa, 1);
-  EXPECT_EQ(t.cores[5].package, 0);
+  ASSERT_EQ(t.gpus.size(), 1u);
+  const GpuInfo& g = t.gpus[0];
+  EXPECT_EQ(g.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(g.memory_bytes, 81559ull * 1024 * 1024);
+  EXPECT_EQ(g.sm_count, 132);
+  EXPECT_EQ(g.compute_major, 9);
+  EXPECT_EQ(g.pci_bus_id, "0000:1b:00.0");
+  EXPECT_EQ(g.uuid.rfind("GPU-", 0), 0u);
+  EXPECT_EQ(g.numa, 0);
+  EXPECT_EQ(g.package, 0);
+
+  // The GPU's host thread takes core 0; the CPU device keeps the other 15.
+  const auto d = devices_of(t);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0].info.name, "cpu0");
+  EXPECT_EQ(d[0].info.cores.size(), 15u);
+  EXPECT_EQ(d[0].info.cores.front(), 1);
+  EXPECT_EQ(d[1].info.name, "gpu0");
+  EXPECT_EQ(d[1].info.kind, DeviceKind::Gpu);
+  EXPECT_EQ(d[1].info.cores, std::vector<int>{0});
+  EXPECT_EQ(d[1].gpu, 0);
+  for (const auto& spec : d) {
+    for (const auto& w : spec.worker_cpus) EXPECT_TRUE(w.empty()) << "bound to another machine's cores";
+  }
+}
+
+TEST(Topology, TwoSocketsWithGpusOnBoth) {
+  const Topology t = fixture("two_sockets_four_gpus.xml");
+  ASSERT_EQ(t.packages.size(), 2u);
+  ASSERT_EQ(t.numa_nodes.size(), 2u);
+  ASSERT_EQ(t.gpus.size(), 4u);
+  EXPECT_EQ(t.gpus[1].package, 0);
+  EXPECT_EQ(t.gpus[2].package, 1);
+  EXPECT_EQ(t.gpus[3].numa, 1);
+  EXPECT_EQ(t.gpus[3].memory_bytes, 143771ull * 1024 * 1024);
+
+  const auto d = devices_of(t);
+  ASSERT_EQ(d.size(), 6u);
+  EXPECT_EQ(d[0].info.cores, (std::vector<int>{2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(d[1].info.cores, (std::vector<int>{10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(d[1].info.numa_node, 1);
+  EXPECT_EQ(d[2].info.cores, std::vector<int>{0});
+  EXPECT_EQ(d[3].info.cores, std::vector<int>{1});
+  EXPECT_EQ(d[4].info.cores, std::vector<int>{8});
+  EXPECT_EQ(d[5].info.cores, std::vector<int>{9});
+}
+
+TEST(Topology, FourSocketsMakeOneDevicePerNumaNode) {
+  const Topology t = fixture("four_sockets.xml");
+  ASSERT_EQ(t.packages.size(), 4u);
+  ASSERT_EQ(t.numa_nodes.size(), 8u);
+  ASSERT_EQ(t.cores.size(), 32u);
+  EXPECT_TRUE(t.gpus.empty());
+  const auto d = devices_of(t);
+  ASSERT_EQ(d.size(), 8u);
+  EXPECT_EQ(d[7].info.numa_node, 7);
+  EXPECT_EQ(d[7].info.threads, 4);
+  EXPECT_EQ(d[5].info.description.rfind("package 2,", 0), 0u) << d[5].info.description;
+}
+
+TEST(DeviceMap, SelectionChoosesAndLeavesOut) {
+  const Topology t = fixture("two_sockets_four_gpus.xml");
+  const auto some = devices_of(t, "cpu1,gpu2");
+  ASSERT_EQ(some.size(), 2u);
+  EXPECT_EQ(some[0].info.name, "cpu1");
+  // gpu3 is not chosen, so its core stays with cpu1.
+  EXPECT_EQ(some[0].info.cores, (std::vector<int>{9, 10, 11, 12, 13, 14, 15}));
+  EXPECT_EQ(some[1].info.name, "gpu2");
+  const auto without = devices_of(t, "-gpu0,-cpu1");
+  ASSERT_EQ(without.size(), 4u);
+  // Without gpu0, gpu1 takes socket 0's first core and cpu0 keeps the other seven.
+  EXPECT_EQ(without[0].info.cores, (std::vector<int>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(without[1].info.name, "gpu1");
+  EXPECT_EQ(without[1].info.cores, std::vector<int>{0});
+}
+
+TEST(DeviceMap, BadSelectionsFailClearly) {
+  const Topology t = fixture("one_socket_one_gpu.xml");
+  try {
+    devices_of(t, "cpu0,gpu7");
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("no device 'gpu7'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cpu0, gpu0"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(devices_of(t, "cpu0,-gpu0"), InvalidArgument);
+  EXPECT_THROW(devices_of(t, "-cpu0,-gpu0"), InvalidArgument);
+}
+
+TEST(DeviceMap, CutsCoresIntoGroupsAndSharesWhenShort) {
+  const Topology t = load_topology(TopologySource{"", "pack:1 numa:1 core:16 pu:1"});
+  const auto three = devices_of(t, "", 3);
+  ASSERT_EQ(three.size(), 3u);
+  EXPECT_EQ(three[0].info.cores.size() + three[1].info.cores.size() + three[2].info.cores.size(), 16u);
+  EXPECT_LE(three[2].info.cores.size() - three[0].info.cores.size(), 1u);
+  const Topology two = load_topology(TopologySource{"", "pack:1 numa:1 core:2 pu:1"});
+  const auto four = map_devices(two, DeviceMapOptions{4, 3, "", true});
+  ASSERT_EQ(four.size(), 4u);
+  EXPECT_EQ(four[2].info.cores, std::vector<int>{0});
+  EXPECT_EQ(four[2].info.threads, 3);
+  EXPECT_THROW(map_devices(two, DeviceMapOptions{-1, 0, "", true}), InvalidArgument);
 }
 
 TEST(Topology, BadSourcesFailClearly) {
   EXPECT_THROW(load_topology(TopologySource{"/nonexistent/topo.xml", ""}), InvalidArgument);
   EXPECT_THROW(load_topology(TopologySource{"", "pack:banana"}), InvalidArgument);
+  const auto path = std::filesystem::temp_directory_path() / ("bad_topology_" + std::to_string(getpid()) + ".xml");
+  { std::ofstream(path) << "<topology><object type=\"Machine\""; }
+  EXPECT_THROW(load_topology(TopologySource{path.string(), ""}), InvalidArgument);
+  std::filesystem::remove(path);
 }
 
-TEST(CpuGroups, OnePerNumaNodeByDefault) {
-  const Topology t = load_topology(TopologySource{"", "pack:2 numa:2 core:4 pu:2"});
-  const auto specs = cpu_device_specs(t, 0, 0);
-  ASSERT_EQ(specs.size(), 4u);
-  EXPECT_EQ(specs[3].info.name, "cpu3");
-  EXPECT_EQ(specs[3].info.numa_node, 3);
-  EXPECT_EQ(specs[3].info.threads, 4);
-  EXPECT_EQ(specs[3].info.cores, (std::vector<int>{12, 13, 14, 15}));
-  // Another machine's processors are not bound to.
-  for (const auto& w : specs[3].worker_cpus) EXPECT_TRUE(w.empty());
-}
-
-TEST(CpuGroups, CutsCoresIntoGroupsAndSharesWhenShort) {
-  const Topology t = load_topology(TopologySource{"", "pack:1 numa:1 core:16 pu:1"});
-  const auto three = cpu_device_specs(t, 3, 0);
-  ASSERT_EQ(three.size(), 3u);
-  EXPECT_EQ(three[0].info.cores.size() + three[1].info.cores.size() + three[2].info.cores.size(), 16u);
-  EXPECT_LE(three[2].info.cores.size() - three[0].info.cores.size(), 1u);
-  const Topology two = load_topology(TopologySource{"", "pack:1 numa:1 core:2 pu:1"});
-  const auto four = cpu_device_specs(two, 4, 3);
-  ASSERT_EQ(four.size(), 4u);
-  EXPECT_EQ(four[2].info.cores, std::vector<int>{0});
-  EXPECT_EQ(four[2].info.threads, 3);
-  EXPECT_THROW(cpu_device_specs(two, -1, 0), InvalidArgument);
+TEST(Topology, JsonHasSocketsGpusAndLinks) {
+  const auto j = nlohmann::json::parse(to_json(fixture("two_sockets_four_gpus.xml")));
+  ASSERT_EQ(j["sockets"].size(), 2u);
+  EXPECT_EQ(j["sockets"][1]["numa_nodes"][0]["cores"].size(), 8u);
+  ASSERT_EQ(j["gpus"].size(), 4u);
+  EXPECT_EQ(j["gpus"][2]["numa_node"], 1);
+  EXPECT_EQ(j["gpus"][2]["name"], "NVIDIA H200");
+  EXPECT_EQ(j["links"].size(), 12u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include "hetstencil/error.hpp"
 #include "hetstencil/runtime.hpp"
+#include "tests/test_support.hpp"
 #include "partition/even_split.hpp"
 
 namespace hetstencil {
@@ -25,7 +26,7 @@ TEST(EvenSplit, BlocksCoverInOrderAndDifferByAtMostOne) {
 }
 
 TEST(EvenSplit, EvenPlanRefusesMoreDevicesThanRows) {
-  Runtime runtime(RuntimeOptions{3, 1});
+  Runtime runtime(testing_support::cpu_devices(3, 1));
   Problem p;
   p.nx = 10;
   p.ny = 2;

@@ -60,6 +60,32 @@ TEST(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
   expect_failure("explode", "explode");
 }
 
+TEST(Cli, ProbeDescribesMachinesFromFilesAndRefusesBadOnes) {
+  const std::string fixture = std::string(HETSTENCIL_FIXTURES) + "/topology/two_sockets_four_gpus.xml";
+  const CliRun r = run_cli("probe --json --topology " + fixture);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["sockets"].size(), 2u);
+  EXPECT_EQ(j["sockets"][0]["numa_nodes"].size(), 1u);
+  EXPECT_EQ(j["sockets"][0]["cores"].size(), 8u);
+  ASSERT_EQ(j["gpus"].size(), 4u);
+  EXPECT_EQ(j["gpus"][3]["numa_node"], 1);
+  EXPECT_GT(j["gpus"][0]["memory_bytes"].get<double>(), 1e11);
+  EXPECT_FALSE(j["gpus"][0]["uuid"].get<std::string>().empty());
+  ASSERT_EQ(j["devices"].size(), 6u);
+  EXPECT_EQ(j["devices"][5]["name"], "gpu3");
+
+  const CliRun text = run_cli("probe --synthetic 'pack:2 numa:1 core:3 pu:1'");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("cpu1"), std::string::npos) << text.out;
+
+  expect_failure("probe --topology /nonexistent/machine.xml", "/nonexistent/machine.xml");
+  expect_failure("probe --topology " + std::string(HETSTENCIL_FIXTURES) + "/../tools/test_cli.cpp", "not an hwloc");
+  expect_failure("probe --synthetic 'pack:zero'", "synthetic");
+  expect_failure("probe --topology " + fixture + " --devices gpu9", "no device 'gpu9'");
+  expect_failure("solve --devices cpu5", "no device 'cpu5'");
+}
+
 TEST(Cli, UnwritableOutputFailsBeforeSolvingAndWritesNothing) {
   const CliRun r = run_cli("solve --nx 8 --iters 5 --output /nonexistent-dir/u.npy");
   EXPECT_NE(r.exit_code, 0);

@@ -8,12 +8,12 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "devices/cpu/cpu_device.hpp"
-#include "devices/cpu/cpu_groups.hpp"
+#include "devices/device_map.hpp"
 #include "devices/sync.hpp"
-#include "devices/topology.hpp"
 #include "hetstencil/grid.hpp"
 #include "runtime/src/dispatch.hpp"
 #include "tools/hetstencil/commands.hpp"
+#include "tools/hetstencil/machine_options.hpp"
 
 namespace hetstencil::cli {
 namespace {
@@ -23,8 +23,7 @@ struct BenchOptions {
   std::int64_t ny = 4096;
   std::string precision = "both";
   int repetitions = 20;
-  int cpu_devices = 0;
-  int threads = 0;
+  RuntimeOptions machine;
 };
 
 // Random values: zeros (and the subnormals a spike decays into) can time
@@ -41,8 +40,9 @@ Grid<T> random_grid(std::int64_t ny, std::int64_t nx) {
 }
 
 int run_bench_cpu(const BenchOptions& o) {
-  const Topology topology = load_topology();
-  const auto specs = cpu_device_specs(topology, o.cpu_devices, o.threads);
+  const Topology topology = load_topology(o.machine.topology);
+  const auto specs = map_devices(topology, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
+                                                            o.machine.devices, false});
   std::vector<Precision> precisions;
   if (o.precision == "both" || o.precision == "float") precisions.push_back(Precision::Float);
   if (o.precision == "both" || o.precision == "double") precisions.push_back(Precision::Double);
@@ -92,9 +92,7 @@ Command add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"float", "double", "both"}))->capture_default_str();
   cpu->add_option("--reps", o->repetitions, "timed repetitions (the median is shown)")
       ->check(CLI::PositiveNumber)->capture_default_str();
-  cpu->add_option("--cpu-devices", o->cpu_devices, "as for solve")->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cpu->add_option("--threads", o->threads, "as for solve")->check(CLI::NonNegativeNumber)->capture_default_str();
+  add_machine_options(cpu, o->machine);
   return [o] { return run_bench_cpu(*o); };
 }
 

@@ -12,5 +12,6 @@ using Command = std::function<int()>;
 
 Command add_solve_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
+Command add_probe_command(CLI::App& app);
 
 }  // namespace hetstencil::cli

@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "log what the runtime does (to stderr)");
   std::map<CLI::App*, hetstencil::cli::Command> commands;
-  for (auto add : {hetstencil::cli::add_solve_command, hetstencil::cli::add_bench_command}) {
+  for (auto add : {hetstencil::cli::add_probe_command, hetstencil::cli::add_solve_command,
+                   hetstencil::cli::add_bench_command}) {
     hetstencil::cli::Command run = add(app);
     commands[app.get_subcommands({}).back()] = run;
   }
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "hetstencil: unknown command '%s' (commands: solve, bench; see --help)\n", argv[1]);
+    std::fprintf(stderr, "hetstencil: unknown command '%s' (commands: probe, solve, bench; see --help)\n", argv[1]);
     return 2;
   }
   try {

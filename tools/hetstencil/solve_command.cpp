@@ -7,6 +7,7 @@
 
 #include "hetstencil/hetstencil.hpp"
 #include "tools/hetstencil/commands.hpp"
+#include "tools/hetstencil/machine_options.hpp"
 
 namespace hetstencil::cli {
 namespace {
@@ -19,8 +20,7 @@ struct SolveOptions {
   double tolerance = 0.0;
   std::int64_t check_every = 100;
   double boundary = 0.0;
-  int cpu_devices = 0;
-  int threads = 0;
+  RuntimeOptions machine;
   std::string output;
   bool json = false;
 };
@@ -56,7 +56,7 @@ int run_solve(const SolveOptions& o) {
   p.validate();
   if (!o.output.empty()) check_writable(o.output);  // fail now, not after the solve
 
-  Runtime runtime(RuntimeOptions{o.cpu_devices, o.threads});
+  Runtime runtime(o.machine);
   const Result result = runtime.solve(p);
   if (!o.output.empty()) {
     std::visit([&](const auto& grid) { write_npy(o.output, grid); }, result.solution);
@@ -89,11 +89,7 @@ Command add_solve_command(CLI::App& app) {
   sub->add_option("--check-every", o->check_every, "iterations between residual checks with --tol")
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--boundary", o->boundary, "Dirichlet value on the boundary")->capture_default_str();
-  sub->add_option("--cpu-devices", o->cpu_devices,
-                  "CPU devices: 0 = one per socket (NUMA node); N = the cores cut into N groups")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub->add_option("--threads", o->threads, "worker threads per CPU device (0 = one per core)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  add_machine_options(sub, o->machine);
   sub->add_option("-o,--output", o->output, "write the solution, boundary included, as a NumPy .npy file");
   sub->add_flag("--json", o->json, "print the report as one JSON object");
   sub->footer("The right-hand side is a unit point load in the middle (h*h*f = 1 at one cell).\n"

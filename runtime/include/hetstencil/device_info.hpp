@@ -17,4 +17,7 @@ struct DeviceInfo {
   std::string description;  ///< one line for people: "package 0, NUMA node 0, cores 0-7"
 };
 
+/// The devices as a JSON array.
+std::string to_json(const std::vector<DeviceInfo>& devices, int indent = 2);
+
 }  // namespace hetstencil

@@ -15,6 +15,7 @@
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
+#include "hetstencil/topology.hpp"
 
 namespace hetstencil {
 
@@ -25,8 +26,15 @@ struct RuntimeOptions {
   int cpu_devices = 0;
   /// Worker threads per CPU device; 0: one per core of the device.
   int threads_per_device = 0;
+  /// Which devices to use: "" (all), names ("cpu0,gpu1"), or names to leave
+  /// out, each with '-' ("-cpu0").
+  std::string devices;
+  /// The machine: this one by default, or an hwloc XML file / synthetic
+  /// description (threads are then not bound: the cores are not this machine's).
+  TopologySource topology;
 };
 
+/// Holds the devices of one machine. One solve at a time per Runtime.
 class Runtime {
  public:
   explicit Runtime(RuntimeOptions options = {});
@@ -35,6 +43,7 @@ class Runtime {
   Runtime& operator=(Runtime&&) noexcept;
 
   const std::vector<DeviceInfo>& devices() const;
+  const Topology& topology() const;
 
   /// Every device gets an equal share of rows (shares differ by at most one row).
   Plan even_plan(const Problem& problem) const;

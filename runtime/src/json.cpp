@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include "hetstencil/device_info.hpp"
 #include "hetstencil/report.hpp"
 
 namespace hetstencil {
@@ -30,6 +31,19 @@ std::string to_json(const Report& r, int indent) {
       {"devices", devices},
   };
   return j.dump(indent);
+}
+
+std::string to_json(const std::vector<DeviceInfo>& devices, int indent) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& d : devices) {
+    out.push_back({{"name", d.name},
+                   {"kind", d.kind == DeviceKind::Cpu ? "cpu" : "gpu"},
+                   {"numa_node", d.numa_node},
+                   {"cores", d.cores},
+                   {"threads", d.threads},
+                   {"description", d.description}});
+  }
+  return out.dump(indent);
 }
 
 }  // namespace hetstencil

@@ -1,0 +1,83 @@
+// The machine as hetstencil sees it: packages (sockets), NUMA nodes, cores and
+// CUDA GPUs with their locality and links — probed from this machine (hwloc and
+// the CUDA runtime) or read from an hwloc XML file or synthetic description, so
+// that machines we do not have can be planned for and tested.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hetstencil {
+
+struct CoreInfo {
+  int os_index = -1;     ///< the core's OS index
+  std::vector<int> pus;  ///< OS indices of its hardware threads
+  int package = 0;       ///< index into Topology::packages
+  int numa = 0;          ///< index into Topology::numa_nodes
+};
+
+struct NumaNodeInfo {
+  int os_index = 0;
+  std::uint64_t memory_bytes = 0;
+  int package = 0;         ///< index into Topology::packages
+  std::vector<int> cores;  ///< indices into Topology::cores
+};
+
+struct PackageInfo {
+  int os_index = 0;
+  std::string cpu_model;
+  std::vector<int> numa_nodes;  ///< indices into Topology::numa_nodes
+  std::vector<int> cores;       ///< indices into Topology::cores
+};
+
+struct GpuInfo {
+  int index = 0;  ///< CUDA device index (this machine) or order in the file
+  std::string name;
+  std::string uuid;        ///< "GPU-..." where known
+  std::string pci_bus_id;  ///< "0000:3b:00.0" where known
+  int compute_major = 0;   ///< compute capability, 0 where unknown
+  int compute_minor = 0;
+  int sm_count = 0;
+  std::uint64_t memory_bytes = 0;
+  int numa = -1;     ///< nearest NUMA node (index into numa_nodes), -1 when unknown
+  int package = -1;  ///< its package (index into packages), -1 when unknown
+};
+
+/// What connects GPU a to GPU b.
+struct GpuLink {
+  bool peer = false;          ///< a can read and write b's memory directly
+  int performance_rank = -1;  ///< CUDA's relative rank (0 is best), -1 when unknown
+  std::string kind = "unknown";  ///< "NVLink", "PCIe" or "unknown"
+};
+
+/// Where the topology comes from: this machine (both empty), an hwloc XML file
+/// (as `lstopo file.xml` writes), or an hwloc synthetic description such as
+/// "pack:2 numa:1 core:8 pu:1".
+struct TopologySource {
+  std::string xml_file;
+  std::string synthetic;
+  bool is_this_machine() const { return xml_file.empty() && synthetic.empty(); }
+};
+
+struct Topology {
+  std::vector<PackageInfo> packages;
+  std::vector<NumaNodeInfo> numa_nodes;
+  std::vector<CoreInfo> cores;
+  std::vector<GpuInfo> gpus;
+  std::vector<std::vector<GpuLink>> links;  ///< links[a][b], gpus.size() squared
+  std::string source;  ///< "this machine", the file, or the synthetic description
+  bool this_machine = true;
+
+  int hardware_threads() const;
+};
+
+/// Loads the topology; throws InvalidArgument for a missing, unreadable or
+/// malformed file or description. On this machine, GPUs come from the CUDA
+/// runtime; from a file, from its CUDA/NVML OS devices.
+Topology load_topology(const TopologySource& source = {});
+
+/// The topology as one JSON object (sockets with numa_nodes and cores, gpus, links).
+std::string to_json(const Topology& topology, int indent = 2);
+
+}  // namespace hetstencil

@@ -1,0 +1,16 @@
+// Small helpers shared by the tests.
+#pragma once
+
+#include "hetstencil/runtime.hpp"
+
+namespace hetstencil::testing_support {
+
+/// This machine's cores cut into `devices` CPU devices of `threads` workers each.
+inline RuntimeOptions cpu_devices(int devices, int threads) {
+  RuntimeOptions o;
+  o.cpu_devices = devices;
+  o.threads_per_device = threads;
+  return o;
+}
+
+}  // namespace hetstencil::testing_support

@@ -1,0 +1,21 @@
+#include "tools/hetstencil/machine_options.hpp"
+
+namespace hetstencil::cli {
+
+void add_machine_options(CLI::App* command, RuntimeOptions& o) {
+  command->add_option("--cpu-devices", o.cpu_devices,
+                      "CPU devices: 0 = one per socket (NUMA node); N = the cores cut into N groups")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  command->add_option("--threads", o.threads_per_device, "worker threads per CPU device (0 = one per core)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  command->add_option("--devices", o.devices,
+                      "devices to use, e.g. cpu0,gpu1, or to leave out, e.g. -cpu0 (default: all)");
+  auto* xml = command->add_option("--topology", o.topology.xml_file,
+                                  "describe the machine with an hwloc XML file (lstopo file.xml) instead of probing");
+  auto* synthetic = command->add_option("--synthetic", o.topology.synthetic,
+                                        "describe the machine with an hwloc synthetic description, "
+                                        "e.g. \"pack:2 numa:1 core:8 pu:1\"");
+  xml->excludes(synthetic);
+}
+
+}  // namespace hetstencil::cli

@@ -1,0 +1,13 @@
+// Options every command shares: which machine, which devices, how many threads.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "hetstencil/runtime.hpp"
+
+namespace hetstencil::cli {
+
+/// Adds --cpu-devices, --threads, --devices, --topology and --synthetic.
+void add_machine_options(CLI::App* command, RuntimeOptions& options);
+
+}  // namespace hetstencil::cli
