@@ -105,6 +105,7 @@ std::vector<DeviceSpec> cpu_devices(const Topology& t, int count, int threads, c
     const int workers = threads > 0 ? threads : static_cast<int>(group.size());
     for (int w = 0; w < workers; ++w) spec.worker_cpus.push_back(bind_set(t, group[static_cast<std::size_t>(w) % group.size()]));
     spec.info.threads = workers;
+    spec.cache_bytes = t.packages[static_cast<std::size_t>(first.package)].cache_bytes;
     spec.info.description = "package " + std::to_string(t.packages[static_cast<std::size_t>(first.package)].os_index) +
                             ", NUMA node " + std::to_string(spec.info.numa_node) + ", cores " +
                             index_list(spec.info.cores) + ", " + std::to_string(workers) + " threads";

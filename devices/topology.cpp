@@ -65,6 +65,20 @@ std::vector<int> os_indices(hwloc_topology_t topology, hwloc_const_cpuset_t set,
   return out;
 }
 
+// The caches of the deepest level present inside `set`, added up (AMD parts
+// have several L3s per package).
+std::uint64_t last_level_cache_bytes(hwloc_topology_t topology, hwloc_const_cpuset_t set) {
+  for (hwloc_obj_type_t level : {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE}) {
+    std::uint64_t total = 0;
+    for (hwloc_obj_t c = hwloc_get_next_obj_inside_cpuset_by_type(topology, set, level, nullptr); c;
+         c = hwloc_get_next_obj_inside_cpuset_by_type(topology, set, level, c)) {
+      total += c->attr->cache.size;
+    }
+    if (total > 0) return total;
+  }
+  return 0;
+}
+
 // One package for the whole machine when hwloc reports none (some VMs), and a
 // core per PU when it reports no cores.
 Topology read(hwloc_topology_t topology) {
@@ -79,6 +93,7 @@ Topology read(hwloc_topology_t topology) {
     PackageInfo info;
     info.os_index = p == root ? 0 : static_cast<int>(p->os_index);
     if (const char* model = hwloc_obj_get_info_by_name(p, "CPUModel")) info.cpu_model = model;
+    info.cache_bytes = last_level_cache_bytes(topology, p->cpuset);
     t.packages.push_back(info);
   }
   auto package_of = [&](hwloc_const_cpuset_t set) {

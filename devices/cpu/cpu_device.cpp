@@ -18,6 +18,9 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// What to assume where the topology does not say how large the cache is.
+constexpr std::uint64_t kAssumedCacheBytes = std::uint64_t(32) << 20;
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -25,8 +28,11 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
-CpuDevice::CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus, int spins)
-    : info_(std::move(info)), team_(info_.name, std::move(worker_cpus), spins) {
+CpuDevice::CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus, std::uint64_t cache_bytes,
+                     int spins)
+    : info_(std::move(info)),
+      team_(info_.name, std::move(worker_cpus), spins),
+      cache_bytes_(cache_bytes > 0 ? cache_bytes : kAssumedCacheBytes) {
   info_.threads = team_.size();
 }
 
@@ -49,6 +55,9 @@ void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   pitch_ = (job.cols() + values_per_line - 1) / values_per_line * values_per_line;
   const std::size_t bytes = static_cast<std::size_t>((rows.count + 2) * pitch_) * bytes_per_value;
   for (auto& b : buffers_) b = NumaBuffer(bytes, info_.numa_node, info_.name);
+  // Once both buffers overflow the cache, each new row would be read for
+  // ownership and evicted unused: write it straight to memory instead.
+  streaming_ = kHasStreamingStores && 2 * bytes > cache_bytes_;
   row_sums_.assign(static_cast<std::size_t>(rows.count), 0.0);
   worker_max_.assign(static_cast<std::size_t>(team_.size()), 0.0);
   final_t_ = 0;
@@ -82,12 +91,13 @@ template <class T>
 void CpuDevice::sweep_rows(int worker, int from) {
   const Block b = worker_rows(worker);
   const T* h2f = static_cast<const T*>(job_->h2f);
+  const auto sweep = streaming_ ? jacobi_row_streaming<T> : jacobi_row<T>;
   for (std::int64_t r = b.begin; r < b.end; ++r) {
     const std::int64_t global = rows_.first - 1 + r;
-    jacobi_row<T>(row<T>(from, r - 1), row<T>(from, r), row<T>(from, r + 1),
-                  h2f ? h2f + global * job_->cols() : nullptr, global == job_->spike_row ? job_->spike_col : -1,
-                  row<T>(1 - from, r), job_->nx);
+    sweep(row<T>(from, r - 1), row<T>(from, r), row<T>(from, r + 1), h2f ? h2f + global * job_->cols() : nullptr,
+          global == job_->spike_row ? job_->spike_col : -1, row<T>(1 - from, r), job_->nx);
   }
+  if (streaming_) stream_fence();  // the rows must be visible before the barrier
 }
 
 template <class T>

@@ -15,8 +15,9 @@ namespace hetstencil {
 
 class CpuDevice final : public Device {
  public:
-  /// worker_cpus: for each worker, the OS processor indices it is bound to.
-  CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus, int spins);
+  /// worker_cpus: for each worker, the OS processor indices it is bound to;
+  /// cache_bytes: the last-level cache the workers share (0: unknown).
+  CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus, std::uint64_t cache_bytes, int spins);
 
   const DeviceInfo& info() const override { return info_; }
   void attach(const StencilJob& job, RowRange rows) override;
@@ -33,6 +34,9 @@ class CpuDevice final : public Device {
     double copy_s = 0.0;
   };
   SweepVsCopy bench(int repetitions);
+  /// Whether sweeps of the attached slab use non-temporal stores (slabs larger
+  /// than the last-level cache do).
+  bool streaming_stores() const { return streaming_; }
 
  private:
   template <class T>
@@ -59,6 +63,8 @@ class CpuDevice final : public Device {
   std::vector<double> row_sums_;
   std::vector<double> worker_max_;
   bool stop_ = false;
+  bool streaming_ = false;
+  std::uint64_t cache_bytes_;
   DeviceTimes times_;
 };
 

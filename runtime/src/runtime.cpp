@@ -27,7 +27,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   for (const auto& s : specs) threads += s.info.threads;
   impl_->spins = spin_limit_for(threads, impl_->topology.hardware_threads());
   for (const auto& spec : specs) {
-    impl_->devices.push_back(std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, impl_->spins));
+    impl_->devices.push_back(std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes, impl_->spins));
     impl_->infos.push_back(impl_->devices.back()->info());
     spdlog::debug("{}: {}", spec.info.name, spec.info.description);
   }

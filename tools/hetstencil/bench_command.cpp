@@ -49,10 +49,10 @@ int run_bench_cpu(const BenchOptions& o) {
 
   fmt::print("# one sweep vs a copy of the same bytes (1 value read + 1 written per cell), median of {}\n",
              o.repetitions);
-  fmt::print("{:<8} {:>9} {:>7} {:>7} {:>8} {:>10} {:>10} {:>11} {:>10} {:>10}\n", "device", "precision", "nx",
-             "rows", "threads", "sweep_ms", "copy_ms", "GCells/s", "sweep_GB/s", "sweep/copy");
+  fmt::print("{:<8} {:>9} {:>7} {:>7} {:>8} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10}\n", "device", "precision",
+             "nx", "rows", "threads", "stores", "sweep_ms", "copy_ms", "GCells/s", "sweep_GB/s", "sweep/copy");
   for (const auto& spec : specs) {
-    CpuDevice device(spec.info, spec.worker_cpus, spin_limit_for(spec.info.threads, topology.hardware_threads()));
+    CpuDevice device(spec.info, spec.worker_cpus, spec.cache_bytes, spin_limit_for(spec.info.threads, topology.hardware_threads()));
     for (Precision precision : precisions) {
       dispatch(precision, [&](auto zero) {
         using T = decltype(zero);
@@ -67,12 +67,13 @@ int run_bench_cpu(const BenchOptions& o) {
         job.spike_col = (o.nx + 1) / 2;
         device.attach(job, RowRange{1, o.ny});
         const CpuDevice::SweepVsCopy t = device.bench(o.repetitions);
-        device.detach();
         const double cells = static_cast<double>(o.nx) * static_cast<double>(o.ny);
-        fmt::print("{:<8} {:>9} {:>7} {:>7} {:>8} {:>10.3f} {:>10.3f} {:>11.3f} {:>10.1f} {:>10.3f}\n",
-                   spec.info.name, to_string(precision), o.nx, o.ny, spec.info.threads, t.sweep_s * 1e3,
+        fmt::print("{:<8} {:>9} {:>7} {:>7} {:>8} {:>10} {:>10.3f} {:>10.3f} {:>11.3f} {:>10.1f} {:>10.3f}\n",
+                   spec.info.name, to_string(precision), o.nx, o.ny, spec.info.threads,
+                   device.streaming_stores() ? "streaming" : "plain", t.sweep_s * 1e3,
                    t.copy_s * 1e3, cells / t.sweep_s / 1e9, 2.0 * sizeof(T) * cells / t.sweep_s / 1e9,
                    t.sweep_s / t.copy_s);
+        device.detach();
       });
     }
   }

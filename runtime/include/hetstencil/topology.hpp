@@ -27,6 +27,7 @@ struct NumaNodeInfo {
 struct PackageInfo {
   int os_index = 0;
   std::string cpu_model;
+  std::uint64_t cache_bytes = 0;  ///< its last-level caches together (0: unknown)
   std::vector<int> numa_nodes;  ///< indices into Topology::numa_nodes
   std::vector<int> cores;       ///< indices into Topology::cores
 };
