@@ -103,7 +103,9 @@ void CpuDevice::sweep_rows(int worker, int from) {
 template <class T>
 void CpuDevice::copy_rows(int worker, int from) {
   const Block b = worker_rows(worker);
-  for (std::int64_t r = b.begin; r < b.end; ++r) copy_row<T>(row<T>(from, r), row<T>(1 - from, r), job_->nx);
+  const auto copy = streaming_ ? copy_row_streaming<T> : copy_row<T>;
+  for (std::int64_t r = b.begin; r < b.end; ++r) copy(row<T>(from, r), row<T>(1 - from, r), job_->nx);
+  if (streaming_) stream_fence();
 }
 
 // One body per worker. Worker 0 leads: it times the phases, exchanges ghost rows

@@ -28,7 +28,7 @@ class CpuDevice final : public Device {
 
   /// Median seconds of one sweep over the attached slab, and of a plain copy of
   /// the same bytes (one value read and one written per cell) by the same
-  /// workers on the same memory.
+  /// workers on the same memory with the same kind of stores.
   struct SweepVsCopy {
     double sweep_s = 0.0;
     double copy_s = 0.0;

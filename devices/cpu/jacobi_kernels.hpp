@@ -33,6 +33,12 @@ inline void jacobi_row(const T* __restrict n, const T* __restrict c, const T* __
   if (spike_col > 0) out[spike_col] = jacobi_cell(n, c, s, spike_col, T(1));
 }
 
+/// The bandwidth yardstick for a sweep: the same bytes read and written.
+template <class T>
+inline void copy_row(const T* __restrict c, T* __restrict out, std::int64_t nx) {
+  std::memcpy(out + 1, c + 1, static_cast<std::size_t>(nx) * sizeof(T));
+}
+
 #if defined(__AVX__) || defined(__SSE2__)
 // Vector registers for the streaming sweep: 32 bytes with AVX, 16 with SSE2.
 template <class T>
@@ -105,6 +111,17 @@ inline void jacobi_row_streaming(const T* __restrict n, const T* __restrict c, c
   if (spike_col > 0) out[spike_col] = jacobi_cell(n, c, s, spike_col, T(1));
 }
 
+/// The copy with the same non-temporal stores, as a yardstick for the streaming sweep.
+template <class T>
+inline void copy_row_streaming(const T* __restrict c, T* __restrict out, std::int64_t nx) {
+  using L = Lanes<T>;
+  constexpr std::uintptr_t align = L::width * sizeof(T);
+  std::int64_t j = 1;
+  for (; j <= nx && reinterpret_cast<std::uintptr_t>(out + j) % align != 0; ++j) out[j] = c[j];
+  for (; j + L::width - 1 <= nx; j += L::width) L::stream(out + j, L::load(c + j));
+  for (; j <= nx; ++j) out[j] = c[j];
+}
+
 inline void stream_fence() { _mm_sfence(); }
 inline constexpr bool kHasStreamingStores = true;
 #else
@@ -113,15 +130,12 @@ inline void jacobi_row_streaming(const T* n, const T* c, const T* s, const T* h2
                                  std::int64_t nx) {
   jacobi_row(n, c, s, h2f, spike_col, out, nx);
 }
+template <class T>
+inline void copy_row_streaming(const T* c, T* out, std::int64_t nx) {
+  copy_row(c, out, nx);
+}
 inline void stream_fence() {}
 inline constexpr bool kHasStreamingStores = false;
 #endif
-
-/// The bandwidth yardstick for a sweep: the same bytes read and written, by the
-/// C library's copy (which avoids reading the destination on large copies).
-template <class T>
-inline void copy_row(const T* __restrict c, T* __restrict out, std::int64_t nx) {
-  std::memcpy(out + 1, c + 1, static_cast<std::size_t>(nx) * sizeof(T));
-}
 
 }  // namespace hetstencil
