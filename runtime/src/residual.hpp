@@ -1,12 +1,13 @@
 // The residual's one definition, shared by the reference and every device.
 //
 // For interior cell (i, j), rho = h*h*f - (4 u - (((n + s) + w) + e)), in double,
-// so r = rho / h^2. A row's sum of rho^2 follows one fixed order: cell j goes to
-// lane (j - 1) % 32, each lane adds its squares in column order, and the lanes
-// are folded pairwise (lane l += lane l + 16, then 8, 4, 2, 1). A GPU warp does
-// exactly this with a lane per thread and a shuffle-down reduction, a CPU with
-// vector registers. Row sums are then added in row order. Whatever the split,
-// the residual has the same bits, and so does every tolerance decision.
+// so r = rho / h^2. A row's sum of rho^2 follows one fixed order: the row is cut
+// into segments of 128 cells (cells past nx count as 0); a segment's 128 squares
+// are folded by halves (cell k += cell k + 64 for k < 64, then 32, 16, ..., 1);
+// the segments' results are added in column order, the rows in row order. A GPU
+// warp folds a segment with shuffles while it sweeps it (each thread holding 4
+// cells), a CPU with vector registers. Whatever the split, the residual has the
+// same bits, and so does every tolerance decision.
 #pragma once
 
 #include <cmath>
@@ -17,7 +18,7 @@
 
 namespace hetstencil {
 
-constexpr int kResidualLanes = 32;
+constexpr int kResidualSegment = 128;
 
 struct RowResidual {
   double sum_sq = 0.0;
@@ -30,23 +31,28 @@ struct RowResidual {
 template <class T>
 RowResidual residual_row(const T* n, const T* c, const T* s, const T* h2f, std::int64_t spike_col,
                          std::int64_t nx) {
-  double lane[kResidualLanes] = {};
+  double row = 0.0;
   double max_abs = 0.0;
-  for (std::int64_t j0 = 1; j0 <= nx; j0 += kResidualLanes) {
-    const int width = static_cast<int>(nx - j0 + 1 < kResidualLanes ? nx - j0 + 1 : kResidualLanes);
-    for (int l = 0; l < width; ++l) {
-      const std::int64_t j = j0 + l;
+  for (std::int64_t j0 = 1; j0 <= nx; j0 += kResidualSegment) {
+    double cell[kResidualSegment];
+    for (int k = 0; k < kResidualSegment; ++k) {
+      const std::int64_t j = j0 + k;
+      if (j > nx) {
+        cell[k] = 0.0;
+        continue;
+      }
       const double f = h2f ? double(h2f[j]) : (j == spike_col ? 1.0 : 0.0);
       const double neighbours = ((double(n[j]) + double(s[j])) + double(c[j - 1])) + double(c[j + 1]);
       const double rho = f - (4.0 * double(c[j]) - neighbours);
-      lane[l] += rho * rho;
+      cell[k] = rho * rho;
       max_abs = std::fmax(max_abs, std::fabs(rho));
     }
+    for (int half = kResidualSegment / 2; half >= 1; half /= 2) {
+      for (int k = 0; k < half; ++k) cell[k] += cell[k + half];
+    }
+    row += cell[0];
   }
-  for (int half = kResidualLanes / 2; half >= 1; half /= 2) {
-    for (int l = 0; l < half; ++l) lane[l] += lane[l + half];
-  }
-  return {lane[0], max_abs};
+  return {row, max_abs};
 }
 
 /// The residual norms from the row sums of rows 1..ny, added in row order.
