@@ -67,9 +67,15 @@ class Device {
   /// Copies the owned rows of the final iterate into job.result; frees the slab.
   virtual void detach() = 0;
 
-  /// Host-visible first (Top) or last (Bottom) owned row of iterate t. Valid once
-  /// the device has published t, until its neighbours have published t + 1.
+  /// Host-visible first (Top) or last (Bottom) owned row of iterate t, columns
+  /// 0..nx+1. Valid once the device has published t, until its neighbours have
+  /// published t + 1.
   virtual const void* edge_row(Side side, std::int64_t t) const = 0;
+
+  /// The CUDA device index of a GPU device, -1 for others.
+  virtual int cuda_device() const { return -1; }
+  /// For a GPU device: the same edge row in GPU memory (for peer copies).
+  virtual const void* device_edge_row(Side /*side*/, std::int64_t /*t*/) const { return nullptr; }
 
   virtual DeviceTimes times() const = 0;
 };

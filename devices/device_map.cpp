@@ -46,7 +46,8 @@ std::vector<DeviceSpec> gpu_devices(const Topology& t, const Chosen& chosen, std
         break;
       }
     }
-    if (free_cores > 1) taken.insert(host);
+    const bool own_core = free_cores > 1;
+    if (own_core) taken.insert(host);
     DeviceSpec spec;
     spec.gpu = static_cast<int>(g);
     spec.info.name = gpu_name(g);
@@ -54,10 +55,11 @@ std::vector<DeviceSpec> gpu_devices(const Topology& t, const Chosen& chosen, std
     spec.info.numa_node = t.numa_nodes[static_cast<std::size_t>(numa)].os_index;
     spec.info.cores = {t.cores[static_cast<std::size_t>(host)].os_index};
     spec.info.threads = 1;
+    spec.own_core = own_core;
     spec.worker_cpus = {bind_set(t, host)};
     spec.info.description = gpu.name + ", host thread on core " + std::to_string(spec.info.cores.front()) +
-                            " (NUMA node " + std::to_string(spec.info.numa_node) +
-                            (known ? ")" : ", locality unknown)");
+                            (own_core ? "" : " (shared)") + ", NUMA node " + std::to_string(spec.info.numa_node) +
+                            (known ? "" : " (locality unknown)");
     specs.push_back(std::move(spec));
   }
   return specs;

@@ -15,6 +15,7 @@ struct DeviceSpec {
   std::vector<std::vector<int>> worker_cpus;  ///< per worker (CPU) or host thread (GPU): OS processors to bind to
   int gpu = -1;                               ///< index into Topology::gpus for a GPU device
   std::uint64_t cache_bytes = 0;              ///< last-level cache of its package (0: unknown)
+  bool own_core = false;                      ///< a GPU's host thread has its core to itself
 };
 
 struct DeviceMapOptions {

@@ -12,6 +12,11 @@ bool HaloPort::has_neighbour(Side side) const {
   return side == Side::Top ? index_ > 0 : index_ + 1 < exchange_->devices_.size();
 }
 
+const Device* HaloPort::neighbour(Side side) const {
+  if (!has_neighbour(side)) return nullptr;
+  return exchange_->devices_[side == Side::Top ? index_ - 1 : index_ + 1];
+}
+
 void HaloPort::wait_neighbours(std::int64_t t) {
   for (Side side : {Side::Top, Side::Bottom}) {
     if (!has_neighbour(side)) continue;

@@ -32,6 +32,8 @@ struct CheckOutcome {
 class HaloPort {
  public:
   bool has_neighbour(Side side) const;
+  /// The neighbouring device on `side` (nullptr at the grid's edge).
+  const Device* neighbour(Side side) const;
   /// Returns once every neighbour has published iterate t.
   void wait_neighbours(std::int64_t t);
   /// The edge row, facing us, of the neighbour on `side` for iterate t (host memory).

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure with CUDA for sm_90, build, run every
-# test (GPU tests included), the probe and the benchmarks, and print a short
-# table last. Logs go to $OUT (the device tool's return folder) when set.
+# test (GPU tests included, a subset under compute-sanitizer), the probe and the
+# benchmarks, and print a short table last. Logs go to $OUT (the device tool's
+# return folder) when set. Usage: tools/gpu-check.sh [quick]
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
+mode=${1:-full}
 mkdir -p "$out"
 jobs=$(nproc)
+bin=./build-gpu/hetstencil
 
 step() { echo; echo "=== $*"; }
 summary=()
-record() { summary+=("$(printf '%-28s %s' "$1" "$2")"); }
+record() { summary+=("$(printf '%-34s %s' "$1" "$2")"); }
 
 step "machine"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader || true
-nproc
+echo "cores: $(nproc)"
 
 step "configure + build (CUDA, sm_90)"
 if cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure.log" 2>&1 &&
@@ -22,30 +25,58 @@ if cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES
   record build ok
 else
   tail -40 "$out/configure.log" "$out/build.log"
-  record build FAILED
-  printf '%s\n' "${summary[@]}"
+  echo "build FAILED"
   exit 1
 fi
 
 step "tests"
-ctest --test-dir build-gpu -j "$jobs" --output-on-failure >"$out/ctest.log" 2>&1
+ctest --test-dir build-gpu -j 4 --output-on-failure >"$out/ctest.log" 2>&1
 record tests "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
-grep -E "Failed|\*\*\*" "$out/ctest.log" | head -20
-ctest --test-dir build-gpu -R ProbeGpu -V 2>&1 | grep -E "gpu[0-9]|Skipped|Passed|Failed" | tee "$out/gpu-tests.log"
+record "  of which skipped" "$(grep -c '(Skipped)' "$out/ctest.log" | head -1)"
+grep -E "\(Failed\)|\(Timeout\)|Failure" "$out/ctest.log" | head -20
+
+if [ "$mode" = full ]; then
+  step "compute-sanitizer (memcheck, racecheck) on GPU tests"
+  filter='*gpu0_3x7*:*gpu0_257x129*:GpuExactPlans.*'
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 ./build-gpu/tests/test_gpu --gtest_filter="$filter" \
+      >"$out/sanitizer-$tool.log" 2>&1
+    rc=$?
+    record "compute-sanitizer $tool" "exit $rc, $(grep -E 'ERROR SUMMARY' "$out/sanitizer-$tool.log" | tail -1)"
+  done
+fi
 
 step "probe"
-./build-gpu/hetstencil probe | tee "$out/probe.txt"
-./build-gpu/hetstencil probe --json >"$out/probe.json"
+$bin probe | tee "$out/probe.txt"
 
-step "bench cpu"
-./build-gpu/hetstencil bench cpu --nx 8192 --ny 8192 --reps 10 | tee "$out/bench-cpu.txt"
-while read -r dev prec nx rows threads sweep copy gcells gbs ratio; do
-  record "bench cpu $dev $prec" "sweep ${sweep} ms, copy ${copy} ms, sweep/copy ${ratio}"
+step "bench gpu"
+$bin bench gpu --reps 20 | tee "$out/bench-gpu.txt"
+while read -r dev prec n sweep gcells gbs copy copygbs ratio res resratio; do
+  record "bench gpu $dev $prec $n" "sweep ${sweep} ms, copy ${copy} ms, sweep/copy ${ratio}, +residual/copy ${resratio}"
+done < <(grep -E '^gpu[0-9]+ ' "$out/bench-gpu.txt" | grep -v skipped)
+
+step "bench cpu (alone and beside the GPUs)"
+$bin bench cpu --nx 8192 --ny 8192 --reps 10 --beside-gpus | tee "$out/bench-cpu.txt"
+while read -r dev prec nx rows threads stores sweep copy gcells gbs ratio beside besideratio sweeps; do
+  record "bench cpu $dev $prec" "sweep/copy ${ratio}, beside GPUs x${besideratio}"
 done < <(grep -E '^cpu' "$out/bench-cpu.txt")
 
-step "solve (the README's main job)"
-./build-gpu/hetstencil solve | tee "$out/solve.txt"
-record "solve 2048^2 x500" "$(grep -oE '[0-9.]+ GCells/s' "$out/solve.txt")"
+step "solves"
+solve() {  # label, args
+  local label=$1
+  shift
+  $bin solve "$@" --json >"$out/solve-$label.json" 2>"$out/solve-$label.err" || { cat "$out/solve-$label.err"; record "$label" FAILED; return; }
+  record "$label" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('%.4f s, %d it, %.1f GCells/s, set-up %.3f s' % (r['solve_s'], r['iterations'], r['gcells_per_s'], r['setup_s']))" "$out/solve-$label.json")"
+}
+solve default
+solve gpu-f16k-1000 --devices gpu0 --precision float --nx 16384 --iters 1000
+solve gpu-f16k-1000-res1 --devices gpu0 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
+solve gpu-f16k-1000-res100 --devices gpu0 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 100
+if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
+  solve 2gpu-f16k-1000 --devices gpu0,gpu1 --precision float --nx 16384 --iters 1000
+  solve 2gpu-f16k-1000-res1 --devices gpu0,gpu1 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
+  solve 2gpu-f16k-1000-res100 --devices gpu0,gpu1 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 100
+fi
 
 step "summary"
 printf '%s\n' "${summary[@]}"

@@ -1,32 +1,12 @@
 #include "devices/cpu/worker_team.hpp"
 
 #include <pthread.h>
-#include <sched.h>
 
-#include <cstring>
-
-#include <spdlog/spdlog.h>
-
+#include "devices/affinity.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
 namespace {
-
-// Binding is a performance matter, not a correctness one: where the OS refuses
-// (a topology file describing another machine, a restricted cpuset) we warn and
-// run unbound.
-void bind_current_thread(const std::string& who, const std::vector<int>& cpus) {
-  if (cpus.empty()) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  for (int cpu : cpus) {
-    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_SET(cpu, &set);
-  }
-  const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-  if (rc != 0) {
-    spdlog::warn("{}: cannot bind to CPU {}: {}; running unbound", who, cpus.front(), std::strerror(rc));
-  }
-}
 
 bool is_aborted(const std::exception_ptr& e) {
   try {

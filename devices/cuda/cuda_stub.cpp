@@ -9,3 +9,30 @@ std::vector<GpuInfo> cuda_gpus() { return {}; }
 std::vector<std::vector<GpuLink>> cuda_links() { return {}; }
 
 }  // namespace hetstencil
+
+#include "devices/cuda/cuda_bench.hpp"
+#include "devices/cuda/cuda_device.hpp"
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+
+std::unique_ptr<Device> make_cuda_device(DeviceInfo info, int, std::vector<int>, bool) {
+  HETSTENCIL_THROW(NotCompiled, info.name + ": this build of hetstencil has no CUDA support");
+}
+
+std::vector<GpuSweepTiming> bench_gpu_sweeps(int, const std::vector<std::int64_t>&, const std::vector<Precision>&, int) {
+  HETSTENCIL_THROW(NotCompiled, "this build of hetstencil has no CUDA support");
+}
+
+}  // namespace hetstencil
+
+namespace hetstencil {
+
+struct GpuLoad::Impl {};
+GpuLoad::GpuLoad(int, std::vector<int>, bool, std::int64_t) : impl_(nullptr) {
+  HETSTENCIL_THROW(NotCompiled, "this build of hetstencil has no CUDA support");
+}
+GpuLoad::~GpuLoad() = default;
+std::int64_t GpuLoad::sweeps() const { return 0; }
+
+}  // namespace hetstencil

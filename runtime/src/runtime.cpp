@@ -3,6 +3,8 @@
 #include <spdlog/spdlog.h>
 
 #include "devices/cpu/cpu_device.hpp"
+#include "devices/cuda/cuda_device.hpp"
+#include "devices/cuda/cuda_info.hpp"
 #include "devices/device_map.hpp"
 #include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
@@ -20,19 +22,21 @@ struct Runtime::Impl {
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->topology = load_topology(options.topology);
-  // GPUs become devices with the CUDA device; until then they are only probed.
+  // A described machine's GPUs are not this machine's: they can be planned for, not run.
+  const bool gpus = impl_->topology.this_machine && cuda_compiled();
   const auto specs = map_devices(impl_->topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,
-                                                                   options.devices, false});
+                                                                   options.devices, gpus});
   int threads = 0;
   for (const auto& s : specs) threads += s.info.threads;
   impl_->spins = spin_limit_for(threads, impl_->topology.hardware_threads());
   for (const auto& spec : specs) {
-    impl_->devices.push_back(std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes, impl_->spins));
+    if (spec.info.kind == DeviceKind::Gpu) {
+      impl_->devices.push_back(make_cuda_device(spec.info, spec.gpu, spec.worker_cpus.front(), spec.own_core));
+    } else {
+      impl_->devices.push_back(std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes, impl_->spins));
+    }
     impl_->infos.push_back(impl_->devices.back()->info());
     spdlog::debug("{}: {}", spec.info.name, spec.info.description);
-  }
-  if (!impl_->topology.gpus.empty()) {
-    spdlog::warn("{} CUDA GPU(s) present; this version runs on the CPU sockets only", impl_->topology.gpus.size());
   }
 }
 

@@ -67,10 +67,7 @@ void print_summary(const Topology& t, const std::vector<DeviceInfo>& devices) {
     }
   }
   fmt::print("devices:\n");
-  for (const auto& d : devices) {
-    fmt::print("  {:<6} {}{}\n", d.name, d.description,
-               d.kind == DeviceKind::Gpu ? "  [probed; this version solves on CPU devices only]" : "");
-  }
+  for (const auto& d : devices) fmt::print("  {:<6} {}\n", d.name, d.description);
 }
 
 int run_probe(const ProbeOptions& o) {

@@ -1,0 +1,162 @@
+#include "devices/cuda/cuda_bench.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/cuda_resources.hpp"
+#include "devices/cuda/jacobi_kernels.cuh"
+#include "runtime/src/dispatch.hpp"
+
+namespace hetstencil {
+namespace {
+
+// Values in [0.5, 1.5) from a hash of the index: never zeros, which can time
+// differently from real data.
+template <class T>
+__global__ void fill_random(T* p, std::size_t count) {
+  for (std::size_t k = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; k < count;
+       k += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    unsigned x = static_cast<unsigned>(k * 2654435761u) ^ 0x9e3779b9u;
+    x ^= x >> 15;
+    x *= 0x2c1b3c6du;
+    x ^= x >> 12;
+    p[k] = T(0.5) + T(x & 0xffffff) / T(0x1000000);
+  }
+}
+
+template <class F>
+double median_ms(const std::string& what, int repetitions, cudaStream_t stream, F&& body) {
+  cuda::Event begin(what, true), end(what, true);
+  std::vector<float> ms;
+  for (int rep = -2; rep < repetitions; ++rep) {  // two warm-ups
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(begin, stream), what);
+    body();
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(end, stream), what);
+    HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(end), what);
+    float t = 0.0f;
+    HETSTENCIL_CUDA_CHECK(cudaEventElapsedTime(&t, begin, end), what);
+    if (rep >= 0) ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2] * 1e-3;
+}
+
+template <class T>
+GpuSweepTiming time_size(int gpu, std::int64_t n, int repetitions) {
+  const std::string where = "gpu" + std::to_string(gpu) + ": benchmarking " + std::to_string(n) + "^2";
+  GpuSweepTiming r;
+  r.n = n;
+  const cuda::SlabLayout layout = cuda::make_layout<T>(n);
+  const std::size_t slab = static_cast<std::size_t>((n + 2) * layout.pitch) * sizeof(T);
+  const std::size_t sums = static_cast<std::size_t>(n * layout.segments) * sizeof(double);
+  std::size_t free_bytes = 0, total = 0;
+  HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total), where);
+  if (2 * slab + sums + (std::size_t(1) << 28) > free_bytes) {
+    r.skipped = true;
+    return r;
+  }
+  cuda::DeviceMemory u(slab, where), v(slab, where), segment_sums(sums, where), max_bits(8, where);
+  fill_random<T><<<1024, 256>>>(u.get<T>(), slab / sizeof(T));
+  fill_random<T><<<1024, 256>>>(v.get<T>(), slab / sizeof(T));
+  HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), where + " (filling)");
+  cuda::Stream stream(where);
+  cuda::SweepArgs a;
+  a.layout = layout;
+  a.row_begin = 1;
+  a.row_end = n + 1;
+  a.segment_sums = segment_sums.get<double>();
+  a.max_bits = max_bits.get<unsigned long long>();
+  r.sweep_s = median_ms(where, repetitions, stream, [&] {
+    cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
+  });
+  r.sweep_residual_s = median_ms(where, repetitions, stream, [&] {
+    cuda::launch_sweep<T, true, true>(u.get<T>(), v.get<T>(), nullptr, a, stream);
+  });
+  const std::size_t bytes = static_cast<std::size_t>(n) * static_cast<std::size_t>(n) * sizeof(T);
+  r.copy_s = median_ms(where, repetitions, stream, [&] {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(v.get(), u.get(), bytes, cudaMemcpyDeviceToDevice, stream), where);
+  });
+  HETSTENCIL_CUDA_CHECK(cudaGetLastError(), where);
+  return r;
+}
+
+}  // namespace
+
+std::vector<GpuSweepTiming> bench_gpu_sweeps(int gpu, const std::vector<std::int64_t>& sizes,
+                                             const std::vector<Precision>& precisions, int repetitions) {
+  HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), "gpu" + std::to_string(gpu) + ": selecting the GPU");
+  std::vector<GpuSweepTiming> out;
+  for (Precision p : precisions) {
+    for (std::int64_t n : sizes) {
+      GpuSweepTiming r = dispatch(p, [&](auto zero) { return time_size<decltype(zero)>(gpu, n, repetitions); });
+      r.precision = p;
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+}  // namespace hetstencil
+
+#include <atomic>
+#include <exception>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "devices/affinity.hpp"
+
+namespace hetstencil {
+
+struct GpuLoad::Impl {
+  std::atomic<bool> stop{false};
+  std::atomic<std::int64_t> sweeps{0};
+  std::exception_ptr error;
+  std::thread thread;
+};
+
+GpuLoad::GpuLoad(int gpu, std::vector<int> host_cpus, bool own_core, std::int64_t n) : impl_(new Impl) {
+  impl_->thread = std::thread([this, gpu, host_cpus, own_core, n] {
+    try {
+      const std::string where = "gpu" + std::to_string(gpu) + ": running a load";
+      bind_current_thread(where, host_cpus);
+      HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
+      const cudaError_t rc = cudaSetDeviceFlags(own_core ? cudaDeviceScheduleSpin : cudaDeviceScheduleBlockingSync);
+      if (rc == cudaErrorSetOnActiveProcess) (void)cudaGetLastError();
+      const cuda::SlabLayout layout = cuda::make_layout<float>(n);
+      const std::size_t slab = static_cast<std::size_t>((n + 2) * layout.pitch) * sizeof(float);
+      cuda::DeviceMemory u(slab, where), v(slab, where);
+      fill_random<float><<<1024, 256>>>(u.get<float>(), slab / sizeof(float));
+      cuda::Stream stream(where);
+      cuda::SweepArgs a;
+      a.layout = layout;
+      a.row_begin = 1;
+      a.row_end = n + 1;
+      while (!impl_->stop.load()) {
+        cuda::launch_sweep<float, true, false>(u.get<float>(), v.get<float>(), nullptr, a, stream);
+        HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(stream), where);  // waits as a device's host thread does
+        impl_->sweeps.fetch_add(1);
+      }
+    } catch (...) {
+      impl_->error = std::current_exception();
+    }
+  });
+}
+
+GpuLoad::~GpuLoad() {
+  impl_->stop.store(true);
+  impl_->thread.join();
+  if (impl_->error) {
+    try {
+      std::rethrow_exception(impl_->error);
+    } catch (const std::exception& e) {
+      spdlog::error("the GPU load failed: {}", e.what());
+    }
+  }
+  delete impl_;
+}
+
+std::int64_t GpuLoad::sweeps() const { return impl_->sweeps.load(); }
+
+}  // namespace hetstencil

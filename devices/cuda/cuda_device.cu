@@ -1,0 +1,350 @@
+#include "devices/cuda/cuda_device.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "devices/affinity.hpp"
+#include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/cuda_resources.hpp"
+#include "devices/cuda/jacobi_kernels.cuh"
+#include "devices/halo_port.hpp"
+#include "runtime/src/dispatch.hpp"
+
+namespace hetstencil {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+/// Adds each row's segment sums in column order: row_sums[r - 1] for slab rows 1..rows.
+__global__ void row_sums_kernel(const double* __restrict__ segment_sums, std::int64_t segments, std::int64_t rows,
+                                double* __restrict__ row_sums) {
+  const std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (r >= rows) return;
+  double total = 0.0;
+  for (std::int64_t k = 0; k < segments; ++k) total += segment_sums[r * segments + k];
+  row_sums[r] = total;
+}
+
+double gib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+
+class CudaDevice final : public Device {
+ public:
+  CudaDevice(DeviceInfo info, int gpu, std::vector<int> host_cpus, bool own_core)
+      : info_(std::move(info)), gpu_(gpu), host_cpus_(std::move(host_cpus)), own_core_(own_core) {
+    use("selecting the GPU");
+    // Spinning is only fair on a core of our own (see make_cuda_device).
+    const cudaError_t rc =
+        cudaSetDeviceFlags(own_core_ ? cudaDeviceScheduleSpin : cudaDeviceScheduleBlockingSync);
+    if (rc == cudaErrorSetOnActiveProcess) {
+      (void)cudaGetLastError();
+      spdlog::debug("{}: the CUDA context exists already; its wait mode stays", info_.name);
+    } else {
+      HETSTENCIL_CUDA_CHECK(rc, context("choosing how the host thread waits"));
+    }
+  }
+
+  ~CudaDevice() override {
+    if (cudaSetDevice(gpu_) == cudaSuccess) release();
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+  int cuda_device() const override { return gpu_; }
+  DeviceTimes times() const override { return times_; }
+
+  void attach(const StencilJob& job, RowRange rows) override {
+    job_ = &job;
+    rows_ = rows;
+    dispatch(job.precision, [&](auto zero) { attach_typed<decltype(zero)>(); });
+  }
+
+  void run(HaloPort& port) override {
+    bind_current_thread(info_.name, host_cpus_);
+    use("starting the iterations");
+    dispatch(job_->precision, [&](auto zero) { run_typed<decltype(zero)>(port); });
+  }
+
+  void detach() override {
+    use("copying the result back");
+    const std::size_t value = value_bytes(job_->precision);
+    const std::size_t row_bytes = job_->row_bytes();
+    char* dst = static_cast<char*>(job_->result) + static_cast<std::size_t>(rows_.first * job_->cols()) * value;
+    const char* src = buffers_[final_t_ % 2].get<char>() + static_cast<std::size_t>(layout_.pitch + layout_.offset) * value;
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, row_bytes, src, static_cast<std::size_t>(layout_.pitch) * value, row_bytes,
+                                       static_cast<std::size_t>(rows_.count), cudaMemcpyDeviceToHost),
+                          context("copying its rows back to the host"));
+    release();
+  }
+
+  const void* edge_row(Side side, std::int64_t t) const override {
+    return host_edges_.get<char>() + static_cast<std::size_t>(2 * (t % 2) + static_cast<int>(side)) * job_->row_bytes();
+  }
+
+  const void* device_edge_row(Side side, std::int64_t t) const override {
+    return slab_row(static_cast<int>(t % 2), side == Side::Top ? 1 : rows_.count);
+  }
+
+ private:
+  std::string context(const std::string& doing) const { return info_.name + " (CUDA device " + std::to_string(gpu_) + "): " + doing; }
+  void use(const std::string& doing) const { HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu_), context(doing)); }
+
+  // Column 0 of slab row r in buffer b.
+  char* slab_row(int b, std::int64_t r) const {
+    return buffers_[b].get<char>() + static_cast<std::size_t>(r * layout_.pitch + layout_.offset) * value_bytes(job_->precision);
+  }
+
+  void release() {
+    for (auto& b : buffers_) b.reset();
+    h2f_.reset();
+    segment_sums_.reset();
+    row_sums_.reset();
+    max_bits_.reset();
+    host_edges_.reset();
+    host_row_sums_.reset();
+    host_max_.reset();
+  }
+
+  template <class T>
+  void attach_typed() {
+    use("attaching its slab");
+    layout_ = cuda::make_layout<T>(job_->nx);
+    const std::int64_t n = rows_.count;
+    const std::size_t slab = static_cast<std::size_t>((n + 2) * layout_.pitch) * sizeof(T);
+    const std::size_t sums = static_cast<std::size_t>(n * layout_.segments) * sizeof(double);
+    const std::size_t needed = 2 * slab + (job_->h2f ? slab : 0) + sums + static_cast<std::size_t>(n) * sizeof(double);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), context("reading its free memory"));
+    if (needed > free_bytes) {
+      HETSTENCIL_THROW(Error, context("allocating its slab: " + std::to_string(n) + " rows of " +
+                                      std::to_string(job_->nx) + " need " + std::to_string(gib(needed)) +
+                                      " GiB of GPU memory, " + std::to_string(gib(free_bytes)) + " GiB are free"));
+    }
+    for (auto& b : buffers_) {
+      b = cuda::DeviceMemory(slab, context("allocating its slab"));
+      HETSTENCIL_CUDA_CHECK(cudaMemset(b.get(), 0, slab), context("clearing its slab"));
+    }
+    // Rows first-1 .. first+count: the owned rows and both ghost rows.
+    const std::size_t row_bytes = job_->row_bytes();
+    const std::size_t pitch_bytes = static_cast<std::size_t>(layout_.pitch) * sizeof(T);
+    const char* initial = static_cast<const char*>(job_->initial) + static_cast<std::size_t>((rows_.first - 1) * job_->cols()) * sizeof(T);
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(slab_row(0, 0), pitch_bytes, initial, row_bytes, row_bytes,
+                                       static_cast<std::size_t>(n + 2), cudaMemcpyHostToDevice),
+                          context("copying its rows to the GPU"));
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy(buffers_[1].get(), buffers_[0].get(), slab, cudaMemcpyDeviceToDevice),
+                          context("filling its second buffer"));
+    if (job_->h2f) {
+      h2f_ = cuda::DeviceMemory(slab, context("allocating the right-hand side"));
+      HETSTENCIL_CUDA_CHECK(cudaMemset(h2f_.get(), 0, slab), context("clearing the right-hand side"));
+      const char* h2f = static_cast<const char*>(job_->h2f) + static_cast<std::size_t>((rows_.first - 1) * job_->cols()) * sizeof(T);
+      char* dst = h2f_.get<char>() + static_cast<std::size_t>(layout_.offset) * sizeof(T);
+      HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, pitch_bytes, h2f, row_bytes, row_bytes, static_cast<std::size_t>(n + 2),
+                                         cudaMemcpyHostToDevice),
+                            context("copying the right-hand side to the GPU"));
+    }
+    segment_sums_ = cuda::DeviceMemory(sums, context("allocating the residual sums"));
+    row_sums_ = cuda::DeviceMemory(static_cast<std::size_t>(n) * sizeof(double), context("allocating the row sums"));
+    max_bits_ = cuda::DeviceMemory(2 * sizeof(unsigned long long), context("allocating the residual maximum"));
+    host_edges_ = cuda::PinnedMemory(4 * row_bytes, context("allocating pinned edge rows"));
+    host_row_sums_ = cuda::PinnedMemory(static_cast<std::size_t>(n) * sizeof(double), context("allocating pinned row sums"));
+    host_max_ = cuda::PinnedMemory(2 * sizeof(unsigned long long), context("allocating the pinned maximum"));
+    main_ = cuda::Stream(context("creating its compute stream"));
+    edge_ = cuda::Stream(context("creating its edge stream"));
+    edge_done_ = cuda::Event(context("creating an event"));
+    interior_done_ = cuda::Event(context("creating an event"));
+    final_t_ = 0;
+    times_ = {};
+  }
+
+  cuda::SweepArgs args(std::int64_t begin, std::int64_t end, int max_slot) const {
+    cuda::SweepArgs a;
+    a.layout = layout_;
+    a.row_begin = begin;
+    a.row_end = end;
+    const std::int64_t local_spike = job_->spike_row - (rows_.first - 1);
+    if (job_->spike_row >= 0 && local_spike >= 1 && local_spike <= rows_.count) {
+      a.spike_row = local_spike;
+      a.spike_col = job_->spike_col;
+    }
+    a.segment_sums = segment_sums_.get<double>();
+    a.max_bits = max_bits_.get<unsigned long long>() + max_slot;
+    return a;
+  }
+
+  template <class T>
+  void sweep(int from, std::int64_t begin, std::int64_t end, bool residual, int max_slot, cudaStream_t stream) {
+    const T* u = buffers_[from].get<T>();
+    T* v = buffers_[1 - from].get<T>();
+    const auto a = args(begin, end, max_slot);
+    if (residual) {
+      cuda::launch_sweep<T, true, true>(u, v, h2f_.get<T>(), a, stream);
+    } else {
+      cuda::launch_sweep<T, true, false>(u, v, h2f_.get<T>(), a, stream);
+    }
+    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching a sweep"));
+  }
+
+  // After the residual kernels of a check were queued on main_: the row sums
+  // and the maximum, on the host.
+  double gather_residual() {
+    const std::int64_t n = rows_.count;
+    row_sums_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, main_>>>(
+        segment_sums_.get<double>(), layout_.segments, n, row_sums_.get<double>());
+    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the row sums"));
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(host_row_sums_.get(), row_sums_.get(), static_cast<std::size_t>(n) * sizeof(double),
+                                          cudaMemcpyDeviceToHost, main_),
+                          context("copying the residual row sums"));
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(host_max_.get(), max_bits_.get(), 2 * sizeof(unsigned long long),
+                                          cudaMemcpyDeviceToHost, main_),
+                          context("copying the residual maximum"));
+    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(main_), context("computing the residual"));
+    const auto* bits = host_max_.get<unsigned long long>();
+    double a = 0.0, b = 0.0;
+    std::memcpy(&a, &bits[0], sizeof(double));
+    std::memcpy(&b, &bits[1], sizeof(double));
+    return std::max(a, b);
+  }
+
+  template <class T>
+  void run_typed(HaloPort& port) {
+    const Clock::time_point start = Clock::now();
+    const std::int64_t n = rows_.count;
+    const std::size_t row_bytes = job_->row_bytes();
+    // Peer copies where the neighbour is a GPU we can reach; host copies otherwise.
+    bool peer[2] = {false, false};
+    bool host_edges = false;
+    for (Side side : {Side::Top, Side::Bottom}) {
+      const Device* nb = port.neighbour(side);
+      if (!nb) continue;
+      int can = 0;
+      if (nb->cuda_device() >= 0 && nb->cuda_device() != gpu_) {
+        HETSTENCIL_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, gpu_, nb->cuda_device()), context("asking about peer access"));
+        if (can) {
+          const cudaError_t rc = cudaDeviceEnablePeerAccess(nb->cuda_device(), 0);
+          if (rc == cudaErrorPeerAccessAlreadyEnabled) {
+            (void)cudaGetLastError();
+          } else {
+            HETSTENCIL_CUDA_CHECK(rc, context("enabling peer access to CUDA device " + std::to_string(nb->cuda_device())));
+          }
+        }
+      }
+      peer[static_cast<int>(side)] = can != 0;
+      host_edges = host_edges || nb->cuda_device() < 0 || !can;
+    }
+    // A peer neighbour reads our edge rows from our memory, a host neighbour from
+    // pinned copies; a neighbour that is a non-peer GPU needs the pinned copies too.
+    const std::int64_t edge_rows[2] = {1, n};
+    const int edge_count = n > 1 ? 2 : 1;
+
+    for (std::int64_t t = 0;; ++t) {
+      const int current = static_cast<int>(t % 2);
+      const int next = 1 - current;
+      if (t >= job_->stop.max_iterations) {
+        const Clock::time_point begin = Clock::now();
+        HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("finishing the ghost rows"));
+        HETSTENCIL_CUDA_CHECK(cudaMemsetAsync(max_bits_.get(), 0, 2 * sizeof(unsigned long long), main_), context("clearing the maximum"));
+        const T* u = buffers_[current].get<T>();
+        cuda::launch_sweep<T, false, true>(u, nullptr, h2f_.get<T>(), args(1, n + 1, 0), main_);
+        HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
+        const double largest = gather_residual();
+        port.check(t, host_row_sums_.get<double>(), largest);
+        final_t_ = t;
+        times_.check_s += since(begin);
+        break;
+      }
+      const bool check = job_->stop.checks_at(t);
+      // Edge rows first, so that they travel while the interior is computed.
+      HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_, 0), context("ordering the interior after the edges"));
+      HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, interior_done_, 0), context("ordering the edges after the interior"));
+      if (check) {
+        HETSTENCIL_CUDA_CHECK(cudaMemsetAsync(max_bits_.get(), 0, sizeof(unsigned long long), edge_), context("clearing the maximum"));
+        HETSTENCIL_CUDA_CHECK(cudaMemsetAsync(max_bits_.get<unsigned long long>() + 1, 0, sizeof(unsigned long long), main_),
+                              context("clearing the maximum"));
+      }
+      for (int k = 0; k < edge_count; ++k) sweep<T>(current, edge_rows[k], edge_rows[k] + 1, check, 0, edge_);
+      if (host_edges) {
+        for (int k = 0; k < edge_count; ++k) {
+          const int side = k == 0 ? 0 : 1;
+          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(edge_row(static_cast<Side>(side), t + 1)),
+                                                slab_row(next, edge_rows[k]), row_bytes, cudaMemcpyDeviceToHost, edge_),
+                                context("copying an edge row to the host"));
+        }
+        if (edge_count == 1) {  // one row is both edges
+          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(edge_row(Side::Bottom, t + 1)), slab_row(next, 1),
+                                                row_bytes, cudaMemcpyDeviceToHost, edge_),
+                                context("copying an edge row to the host"));
+        }
+      }
+      HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_done_, edge_), context("recording the edge rows"));
+      if (n > 2) sweep<T>(current, 2, n, check, 1, main_);
+      HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_, main_), context("recording the interior"));
+
+      if (check) {
+        const Clock::time_point begin = Clock::now();
+        HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_, 0), context("joining the residual"));
+        const double largest = gather_residual();
+        const bool stop = port.check(t, host_row_sums_.get<double>(), largest).stop;
+        times_.check_s += since(begin);
+        if (stop) {
+          final_t_ = t;
+          break;
+        }
+      }
+      Clock::time_point waited = Clock::now();
+      HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(edge_done_), context("sweeping its edge rows"));
+      times_.compute_s += since(waited);
+      waited = Clock::now();
+      port.publish(t + 1);
+      port.wait_neighbours(t + 1);
+      for (Side side : {Side::Top, Side::Bottom}) {
+        const Device* nb = port.neighbour(side);
+        if (!nb) continue;
+        char* ghost = slab_row(next, side == Side::Top ? 0 : n + 1);
+        if (peer[static_cast<int>(side)]) {
+          HETSTENCIL_CUDA_CHECK(cudaMemcpyPeerAsync(ghost, gpu_, nb->device_edge_row(opposite(side), t + 1),
+                                                    nb->cuda_device(), row_bytes, edge_),
+                                context("copying a ghost row from " + nb->info().name));
+        } else {
+          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(ghost, nb->edge_row(opposite(side), t + 1), row_bytes,
+                                                cudaMemcpyHostToDevice, edge_),
+                                context("copying a ghost row from " + nb->info().name));
+        }
+      }
+      times_.exchange_s += since(waited);
+    }
+    HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing the iterations"));
+    times_.total_s = since(start);
+  }
+
+  DeviceInfo info_;
+  int gpu_;
+  std::vector<int> host_cpus_;
+  bool own_core_;
+  const StencilJob* job_ = nullptr;
+  RowRange rows_;
+  cuda::SlabLayout layout_;
+  cuda::DeviceMemory buffers_[2];  // iterate t lives in buffers_[t % 2]
+  cuda::DeviceMemory h2f_;
+  cuda::DeviceMemory segment_sums_;
+  cuda::DeviceMemory row_sums_;
+  cuda::DeviceMemory max_bits_;      // [0]: edge stream, [1]: compute stream
+  cuda::PinnedMemory host_edges_;    // [parity][side] rows for host neighbours
+  cuda::PinnedMemory host_row_sums_;
+  cuda::PinnedMemory host_max_;
+  cuda::Stream main_;
+  cuda::Stream edge_;
+  cuda::Event edge_done_;
+  cuda::Event interior_done_;
+  std::int64_t final_t_ = 0;
+  DeviceTimes times_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cuda_device(DeviceInfo info, int gpu, std::vector<int> host_cpus, bool own_core) {
+  return std::make_unique<CudaDevice>(std::move(info), gpu, std::move(host_cpus), own_core);
+}
+
+}  // namespace hetstencil

@@ -1,0 +1,120 @@
+// Owners of CUDA resources: memory on a GPU, pinned host memory, streams and
+// events. Each frees what it holds on destruction; failures there are logged,
+// not thrown.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <utility>
+
+#include "devices/cuda/cuda_check.hpp"
+
+namespace hetstencil::cuda {
+
+class DeviceMemory {
+ public:
+  DeviceMemory() = default;
+  DeviceMemory(std::size_t bytes, const std::string& context) : bytes_(bytes) {
+    if (bytes > 0) HETSTENCIL_CUDA_CHECK(cudaMalloc(&data_, bytes), context);
+  }
+  ~DeviceMemory() { reset(); }
+  DeviceMemory(DeviceMemory&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  DeviceMemory& operator=(DeviceMemory&& o) noexcept {
+    if (this != &o) {
+      reset();
+      data_ = std::exchange(o.data_, nullptr);
+      bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+  }
+  template <class T = void>
+  T* get() const {
+    return static_cast<T*>(data_);
+  }
+  std::size_t bytes() const { return bytes_; }
+  void reset() {
+    if (data_) cudaFree(data_);
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class PinnedMemory {
+ public:
+  PinnedMemory() = default;
+  PinnedMemory(std::size_t bytes, const std::string& context) : bytes_(bytes) {
+    if (bytes > 0) HETSTENCIL_CUDA_CHECK(cudaMallocHost(&data_, bytes), context);
+  }
+  ~PinnedMemory() { reset(); }
+  PinnedMemory(PinnedMemory&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  PinnedMemory& operator=(PinnedMemory&& o) noexcept {
+    if (this != &o) {
+      reset();
+      data_ = std::exchange(o.data_, nullptr);
+      bytes_ = std::exchange(o.bytes_, 0);
+    }
+    return *this;
+  }
+  template <class T = void>
+  T* get() const {
+    return static_cast<T*>(data_);
+  }
+  void reset() {
+    if (data_) cudaFreeHost(data_);
+    data_ = nullptr;
+    bytes_ = 0;
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() = default;
+  explicit Stream(const std::string& context) {
+    HETSTENCIL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), context);
+  }
+  ~Stream() {
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+  Stream(Stream&& o) noexcept : stream_(std::exchange(o.stream_, nullptr)) {}
+  Stream& operator=(Stream&& o) noexcept {
+    std::swap(stream_, o.stream_);
+    return *this;
+  }
+  operator cudaStream_t() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+class Event {
+ public:
+  Event() = default;
+  Event(const std::string& context, bool timing = false) {
+    HETSTENCIL_CUDA_CHECK(cudaEventCreateWithFlags(&event_, timing ? cudaEventDefault : cudaEventDisableTiming),
+                          context);
+  }
+  ~Event() {
+    if (event_) cudaEventDestroy(event_);
+  }
+  Event(Event&& o) noexcept : event_(std::exchange(o.event_, nullptr)) {}
+  Event& operator=(Event&& o) noexcept {
+    std::swap(event_, o.event_);
+    return *this;
+  }
+  operator cudaEvent_t() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+}  // namespace hetstencil::cuda
