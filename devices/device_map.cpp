@@ -135,6 +135,13 @@ std::function<bool(const std::string&)> parse_selection(const std::string& selec
                                         "devices to leave out, not both");
     }
     const std::string name = exclude ? raw.substr(1) : raw;
+    // "cpu" and "gpu" stand for every device of that kind.
+    if (name == "cpu" || name == "gpu") {
+      for (const auto& known_name : all) {
+        if (known_name.rfind(name, 0) == 0) chosen.insert(known_name);
+      }
+      continue;
+    }
     if (std::find(all.begin(), all.end(), name) == all.end()) {
       HETSTENCIL_THROW(InvalidArgument, "no device '" + name + "' on this machine (devices: " + known + ")");
     }

@@ -27,7 +27,8 @@ struct DeviceMapOptions {
   /// round-robin.
   int threads = 0;
   /// "" or "all": every device. Otherwise a comma-separated list of names to use
-  /// ("cpu0,gpu1"), or of names to leave out, each prefixed by '-' ("-cpu0").
+  /// ("cpu0,gpu1"), or of names to leave out, each prefixed by '-' ("-cpu0");
+  /// "cpu" and "gpu" name every device of that kind ("-gpu": CPU devices only).
   std::string selection;
   /// Whether GPUs become devices (their host threads then take a core each).
   bool gpus = true;

@@ -52,11 +52,11 @@ GpuSweepTiming time_size(int gpu, std::int64_t n, int repetitions) {
   const std::size_t sums = static_cast<std::size_t>(n * layout.segments) * sizeof(double);
   std::size_t free_bytes = 0, total = 0;
   HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total), where);
-  if (2 * slab + sums + (std::size_t(1) << 28) > free_bytes) {
+  if (2 * slab + 2 * sums + (std::size_t(1) << 28) > free_bytes) {
     r.skipped = true;
     return r;
   }
-  cuda::DeviceMemory u(slab, where), v(slab, where), segment_sums(sums, where), max_bits(8, where);
+  cuda::DeviceMemory u(slab, where), v(slab, where), segment_sums(sums, where), segment_max(sums, where);
   fill_random<T><<<1024, 256>>>(u.get<T>(), slab / sizeof(T));
   fill_random<T><<<1024, 256>>>(v.get<T>(), slab / sizeof(T));
   HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), where + " (filling)");
@@ -66,7 +66,7 @@ GpuSweepTiming time_size(int gpu, std::int64_t n, int repetitions) {
   a.row_begin = 1;
   a.row_end = n + 1;
   a.segment_sums = segment_sums.get<double>();
-  a.max_bits = max_bits.get<unsigned long long>();
+  a.segment_max = segment_max.get<double>();
   r.sweep_s = median_ms(where, repetitions, stream, [&] {
     cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
   });

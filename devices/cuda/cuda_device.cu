@@ -19,14 +19,20 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-/// Adds each row's segment sums in column order: row_sums[r - 1] for slab rows 1..rows.
-__global__ void row_sums_kernel(const double* __restrict__ segment_sums, std::int64_t segments, std::int64_t rows,
-                                double* __restrict__ row_sums) {
+/// Adds each row's segment sums in column order, and takes each row's largest
+/// |rho|: row_sums[r - 1] and row_max[r - 1] for slab rows 1..rows.
+__global__ void row_sums_kernel(const double* __restrict__ segment_sums, const double* __restrict__ segment_max,
+                                std::int64_t segments, std::int64_t rows, double* __restrict__ row_sums,
+                                double* __restrict__ row_max) {
   const std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
   if (r >= rows) return;
-  double total = 0.0;
-  for (std::int64_t k = 0; k < segments; ++k) total += segment_sums[r * segments + k];
+  double total = 0.0, largest = 0.0;
+  for (std::int64_t k = 0; k < segments; ++k) {
+    total += segment_sums[r * segments + k];
+    largest = fmax(largest, segment_max[r * segments + k]);
+  }
   row_sums[r] = total;
+  row_max[r] = largest;
 }
 
 double gib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
@@ -100,11 +106,10 @@ class CudaDevice final : public Device {
     for (auto& b : buffers_) b.reset();
     h2f_.reset();
     segment_sums_.reset();
-    row_sums_.reset();
-    max_bits_.reset();
+    segment_max_.reset();
+    row_stats_.reset();
     host_edges_.reset();
-    host_row_sums_.reset();
-    host_max_.reset();
+    host_row_stats_.reset();
   }
 
   template <class T>
@@ -114,7 +119,7 @@ class CudaDevice final : public Device {
     const std::int64_t n = rows_.count;
     const std::size_t slab = static_cast<std::size_t>((n + 2) * layout_.pitch) * sizeof(T);
     const std::size_t sums = static_cast<std::size_t>(n * layout_.segments) * sizeof(double);
-    const std::size_t needed = 2 * slab + (job_->h2f ? slab : 0) + sums + static_cast<std::size_t>(n) * sizeof(double);
+    const std::size_t needed = 2 * slab + (job_->h2f ? slab : 0) + 2 * sums + 2 * static_cast<std::size_t>(n) * sizeof(double);
     std::size_t free_bytes = 0, total_bytes = 0;
     HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), context("reading its free memory"));
     if (needed > free_bytes) {
@@ -145,11 +150,10 @@ class CudaDevice final : public Device {
                             context("copying the right-hand side to the GPU"));
     }
     segment_sums_ = cuda::DeviceMemory(sums, context("allocating the residual sums"));
-    row_sums_ = cuda::DeviceMemory(static_cast<std::size_t>(n) * sizeof(double), context("allocating the row sums"));
-    max_bits_ = cuda::DeviceMemory(2 * sizeof(unsigned long long), context("allocating the residual maximum"));
+    segment_max_ = cuda::DeviceMemory(sums, context("allocating the residual maxima"));
+    row_stats_ = cuda::DeviceMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating the row sums"));
     host_edges_ = cuda::PinnedMemory(4 * row_bytes, context("allocating pinned edge rows"));
-    host_row_sums_ = cuda::PinnedMemory(static_cast<std::size_t>(n) * sizeof(double), context("allocating pinned row sums"));
-    host_max_ = cuda::PinnedMemory(2 * sizeof(unsigned long long), context("allocating the pinned maximum"));
+    host_row_stats_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating pinned row sums"));
     main_ = cuda::Stream(context("creating its compute stream"));
     edge_ = cuda::Stream(context("creating its edge stream"));
     edge_done_ = cuda::Event(context("creating an event"));
@@ -158,7 +162,7 @@ class CudaDevice final : public Device {
     times_ = {};
   }
 
-  cuda::SweepArgs args(std::int64_t begin, std::int64_t end, int max_slot) const {
+  cuda::SweepArgs args(std::int64_t begin, std::int64_t end) const {
     cuda::SweepArgs a;
     a.layout = layout_;
     a.row_begin = begin;
@@ -169,15 +173,16 @@ class CudaDevice final : public Device {
       a.spike_col = job_->spike_col;
     }
     a.segment_sums = segment_sums_.get<double>();
-    a.max_bits = max_bits_.get<unsigned long long>() + max_slot;
+    a.segment_max = segment_max_.get<double>();
     return a;
   }
 
   template <class T>
-  void sweep(int from, std::int64_t begin, std::int64_t end, bool residual, int max_slot, cudaStream_t stream) {
+  void sweep(int from, std::int64_t begin, std::int64_t end, bool residual, cudaStream_t stream) {
     const T* u = buffers_[from].get<T>();
     T* v = buffers_[1 - from].get<T>();
-    const auto a = args(begin, end, max_slot);
+    const auto a = args(begin, end);
+    if (residual) clear_maxima(begin, end, stream);
     if (residual) {
       cuda::launch_sweep<T, true, true>(u, v, h2f_.get<T>(), a, stream);
     } else {
@@ -186,25 +191,28 @@ class CudaDevice final : public Device {
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching a sweep"));
   }
 
+  // Band maxima land at a band's first row; the other rows must read zero.
+  void clear_maxima(std::int64_t begin, std::int64_t end, cudaStream_t stream) {
+    const std::size_t per_row = static_cast<std::size_t>(layout_.segments) * sizeof(double);
+    HETSTENCIL_CUDA_CHECK(cudaMemsetAsync(segment_max_.get<char>() + static_cast<std::size_t>(begin - 1) * per_row, 0,
+                                          static_cast<std::size_t>(end - begin) * per_row, stream),
+                          context("clearing the residual maxima"));
+  }
+
   // After the residual kernels of a check were queued on main_: the row sums
-  // and the maximum, on the host.
+  // (left in host_row_stats_) and the largest |rho|.
   double gather_residual() {
     const std::int64_t n = rows_.count;
+    double* stats = row_stats_.get<double>();
     row_sums_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, main_>>>(
-        segment_sums_.get<double>(), layout_.segments, n, row_sums_.get<double>());
+        segment_sums_.get<double>(), segment_max_.get<double>(), layout_.segments, n, stats, stats + n);
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the row sums"));
-    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(host_row_sums_.get(), row_sums_.get(), static_cast<std::size_t>(n) * sizeof(double),
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(host_row_stats_.get(), stats, 2 * static_cast<std::size_t>(n) * sizeof(double),
                                           cudaMemcpyDeviceToHost, main_),
                           context("copying the residual row sums"));
-    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(host_max_.get(), max_bits_.get(), 2 * sizeof(unsigned long long),
-                                          cudaMemcpyDeviceToHost, main_),
-                          context("copying the residual maximum"));
     HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(main_), context("computing the residual"));
-    const auto* bits = host_max_.get<unsigned long long>();
-    double a = 0.0, b = 0.0;
-    std::memcpy(&a, &bits[0], sizeof(double));
-    std::memcpy(&b, &bits[1], sizeof(double));
-    return std::max(a, b);
+    const double* row_max = host_row_stats_.get<double>() + n;
+    return *std::max_element(row_max, row_max + n);
   }
 
   template <class T>
@@ -244,12 +252,12 @@ class CudaDevice final : public Device {
       if (t >= job_->stop.max_iterations) {
         const Clock::time_point begin = Clock::now();
         HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("finishing the ghost rows"));
-        HETSTENCIL_CUDA_CHECK(cudaMemsetAsync(max_bits_.get(), 0, 2 * sizeof(unsigned long long), main_), context("clearing the maximum"));
+        clear_maxima(1, n + 1, main_);
         const T* u = buffers_[current].get<T>();
-        cuda::launch_sweep<T, false, true>(u, nullptr, h2f_.get<T>(), args(1, n + 1, 0), main_);
+        cuda::launch_sweep<T, false, true>(u, nullptr, h2f_.get<T>(), args(1, n + 1), main_);
         HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
         const double largest = gather_residual();
-        port.check(t, host_row_sums_.get<double>(), largest);
+        port.check(t, host_row_stats_.get<double>(), largest);
         final_t_ = t;
         times_.check_s += since(begin);
         break;
@@ -258,12 +266,7 @@ class CudaDevice final : public Device {
       // Edge rows first, so that they travel while the interior is computed.
       HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_, 0), context("ordering the interior after the edges"));
       HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, interior_done_, 0), context("ordering the edges after the interior"));
-      if (check) {
-        HETSTENCIL_CUDA_CHECK(cudaMemsetAsync(max_bits_.get(), 0, sizeof(unsigned long long), edge_), context("clearing the maximum"));
-        HETSTENCIL_CUDA_CHECK(cudaMemsetAsync(max_bits_.get<unsigned long long>() + 1, 0, sizeof(unsigned long long), main_),
-                              context("clearing the maximum"));
-      }
-      for (int k = 0; k < edge_count; ++k) sweep<T>(current, edge_rows[k], edge_rows[k] + 1, check, 0, edge_);
+      for (int k = 0; k < edge_count; ++k) sweep<T>(current, edge_rows[k], edge_rows[k] + 1, check, edge_);
       if (host_edges) {
         for (int k = 0; k < edge_count; ++k) {
           const int side = k == 0 ? 0 : 1;
@@ -278,14 +281,14 @@ class CudaDevice final : public Device {
         }
       }
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_done_, edge_), context("recording the edge rows"));
-      if (n > 2) sweep<T>(current, 2, n, check, 1, main_);
+      if (n > 2) sweep<T>(current, 2, n, check, main_);
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_, main_), context("recording the interior"));
 
       if (check) {
         const Clock::time_point begin = Clock::now();
         HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_, 0), context("joining the residual"));
         const double largest = gather_residual();
-        const bool stop = port.check(t, host_row_sums_.get<double>(), largest).stop;
+        const bool stop = port.check(t, host_row_stats_.get<double>(), largest).stop;
         times_.check_s += since(begin);
         if (stop) {
           final_t_ = t;
@@ -328,11 +331,10 @@ class CudaDevice final : public Device {
   cuda::DeviceMemory buffers_[2];  // iterate t lives in buffers_[t % 2]
   cuda::DeviceMemory h2f_;
   cuda::DeviceMemory segment_sums_;
-  cuda::DeviceMemory row_sums_;
-  cuda::DeviceMemory max_bits_;      // [0]: edge stream, [1]: compute stream
+  cuda::DeviceMemory segment_max_;
+  cuda::DeviceMemory row_stats_;     // row sums, then row maxima
   cuda::PinnedMemory host_edges_;    // [parity][side] rows for host neighbours
-  cuda::PinnedMemory host_row_sums_;
-  cuda::PinnedMemory host_max_;
+  cuda::PinnedMemory host_row_stats_;
   cuda::Stream main_;
   cuda::Stream edge_;
   cuda::Event edge_done_;

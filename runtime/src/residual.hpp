@@ -3,10 +3,10 @@
 // For interior cell (i, j), rho = h*h*f - (4 u - (((n + s) + w) + e)), in double,
 // so r = rho / h^2. A row's sum of rho^2 follows one fixed order: the row is cut
 // into segments of 128 cells (cells past nx count as 0); a segment's 128 squares
-// are folded by halves (cell k += cell k + 64 for k < 64, then 32, 16, ..., 1);
-// the segments' results are added in column order, the rows in row order. A GPU
-// warp folds a segment with shuffles while it sweeps it (each thread holding 4
-// cells), a CPU with vector registers. Whatever the split, the residual has the
+// are added as a balanced tree of neighbours (cell k += cell k + h for every k
+// that is a multiple of 2h, for h = 1, 2, 4, ..., 64); the segments' results are
+// added in column order, the rows in row order. A GPU warp folds a segment while
+// it sweeps it: each thread adds its 4 cells, 5 shuffles add the threads. Whatever the split, the residual has the
 // same bits, and so does every tolerance decision.
 #pragma once
 
@@ -47,8 +47,8 @@ RowResidual residual_row(const T* n, const T* c, const T* s, const T* h2f, std::
       cell[k] = rho * rho;
       max_abs = std::fmax(max_abs, std::fabs(rho));
     }
-    for (int half = kResidualSegment / 2; half >= 1; half /= 2) {
-      for (int k = 0; k < half; ++k) cell[k] += cell[k + half];
+    for (int h = 1; h < kResidualSegment; h *= 2) {
+      for (int k = 0; k < kResidualSegment; k += 2 * h) cell[k] += cell[k + h];
     }
     row += cell[0];
   }

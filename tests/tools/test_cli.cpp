@@ -55,7 +55,7 @@ TEST(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
   expect_failure("solve --precision half", "--precision");
   expect_failure("solve --tol 0", "--tol");
   expect_failure("solve --tol -1e-3", "--tol");
-  expect_failure("solve --nx 4 --ny 2 --cpu-devices 3", "more devices (3) than rows (2)");
+  expect_failure("solve --nx 4 --ny 2 --cpu-devices 3 --devices cpu", "more devices (3) than rows (2)");
   expect_failure("solve --iters", "--iters");
   expect_failure("explode", "explode");
 }
@@ -104,7 +104,7 @@ TEST(Cli, HelpExplainsEveryOption) {
 }
 
 TEST(Cli, JsonReportDescribesTheSolve) {
-  const CliRun r = run_cli("solve --nx 17 --ny 9 --iters 12 --cpu-devices 2 --threads 1 --precision float --json");
+  const CliRun r = run_cli("solve --nx 17 --ny 9 --iters 12 --cpu-devices 2 --devices cpu --threads 1 --precision float --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["iterations"], 12);
@@ -117,7 +117,7 @@ TEST(Cli, JsonReportDescribesTheSolve) {
 
 TEST(Cli, OutputHoldsTheReferenceSolution) {
   const fs::path path = fs::temp_directory_path() / ("hetstencil_cli_" + std::to_string(getpid()) + ".npy");
-  const CliRun r = run_cli("solve --nx 13 --ny 11 --iters 25 --cpu-devices 3 --boundary 1 --output " + path.string());
+  const CliRun r = run_cli("solve --nx 13 --ny 11 --iters 25 --cpu-devices 3 --devices cpu --boundary 1 --output " + path.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("cpu2"), std::string::npos) << r.out;
   std::ifstream in(path, std::ios::binary);

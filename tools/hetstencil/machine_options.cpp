@@ -9,7 +9,7 @@ void add_machine_options(CLI::App* command, RuntimeOptions& o) {
   command->add_option("--threads", o.threads_per_device, "worker threads per CPU device (0 = one per core)")
       ->check(CLI::NonNegativeNumber)->capture_default_str();
   command->add_option("--devices", o.devices,
-                      "devices to use, e.g. cpu0,gpu1, or to leave out, e.g. -cpu0 (default: all)");
+                      "devices to use, e.g. cpu0,gpu1 or gpu (every GPU), or to leave out, e.g. -cpu0 (default: all)");
   auto* xml = command->add_option("--topology", o.topology.xml_file,
                                   "describe the machine with an hwloc XML file (lstopo file.xml) instead of probing");
   auto* synthetic = command->add_option("--synthetic", o.topology.synthetic,

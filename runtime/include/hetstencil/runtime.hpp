@@ -27,7 +27,7 @@ struct RuntimeOptions {
   /// Worker threads per CPU device; 0: one per core of the device.
   int threads_per_device = 0;
   /// Which devices to use: "" (all), names ("cpu0,gpu1"), or names to leave
-  /// out, each with '-' ("-cpu0").
+  /// out, each with '-' ("-cpu0"); "cpu" and "gpu" name every device of a kind.
   std::string devices;
   /// The machine: this one by default, or an hwloc XML file / synthetic
   /// description (threads are then not bound: the cores are not this machine's).
