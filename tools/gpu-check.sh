@@ -50,7 +50,7 @@ step "probe"
 $bin probe | tee "$out/probe.txt"
 
 step "bench gpu"
-$bin bench gpu --reps 20 | tee "$out/bench-gpu.txt"
+$bin bench gpu --reps 20 --devices gpu0 | tee "$out/bench-gpu.txt"
 while read -r dev prec n sweep gcells gbs copy copygbs ratio res resratio; do
   record "bench gpu $dev $prec $n" "sweep ${sweep} ms, copy ${copy} ms, sweep/copy ${ratio}, +residual/copy ${resratio}"
 done < <(grep -E '^gpu[0-9]+ ' "$out/bench-gpu.txt" | grep -v skipped)

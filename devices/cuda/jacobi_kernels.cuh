@@ -118,9 +118,16 @@ struct SweepArgs {
   double* segment_max = nullptr;   // the largest |rho| of a band, at its first row; zero elsewhere
 };
 
+// Blocks per SM the register budget must allow: more warps hide more memory
+// latency until the registers spill. Measured on an H200 (1 to 6 tried).
+template <class T, bool kResidual>
+constexpr int min_blocks() {
+  return sizeof(T) == 4 && !kResidual ? 6 : 4;
+}
+
 /// kWrite: write the next iterate; kResidual: fold the residual of this one.
 template <class T, bool kWrite, bool kResidual, int kBand = kRows>
-__global__ void __launch_bounds__(kThreads) sweep_kernel(const T* __restrict__ u, T* __restrict__ v,
+__global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_kernel(const T* __restrict__ u, T* __restrict__ v,
                                                          const T* __restrict__ h2f, SweepArgs a) {
   const SlabLayout& s = a.layout;
   const std::int64_t segment_blocks = (s.segments + kWarpsPerBlock - 1) / kWarpsPerBlock;
