@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -18,6 +21,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double gib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
 
 /// Adds each row's segment sums in column order, and takes each row's largest
 /// |rho|: row_sums[r - 1] and row_max[r - 1] for slab rows 1..rows.
@@ -35,7 +40,23 @@ __global__ void row_sums_kernel(const double* __restrict__ segment_sums, const d
   row_max[r] = largest;
 }
 
-double gib(std::size_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0); }
+// Peer access is a property of the process: enable each pair once.
+void enable_peer_access(int from, int to, const std::string& context) {
+  static std::mutex mutex;
+  static std::set<std::pair<int, int>> enabled;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!enabled.insert({from, to}).second) return;
+  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+  if (rc == cudaErrorPeerAccessAlreadyEnabled) {  // by the application
+    (void)cudaGetLastError();
+    return;
+  }
+  HETSTENCIL_CUDA_CHECK(rc, context);
+}
+
+// Checks at most this many iterations apart keep a third buffer, so that the
+// next sweep can run while the residual is being agreed on (see run_typed).
+constexpr std::int64_t kLookaheadChecks = 16;
 
 class CudaDevice final : public Device {
  public:
@@ -43,8 +64,7 @@ class CudaDevice final : public Device {
       : info_(std::move(info)), gpu_(gpu), host_cpus_(std::move(host_cpus)), own_core_(own_core) {
     use("selecting the GPU");
     // Spinning is only fair on a core of our own (see make_cuda_device).
-    const cudaError_t rc =
-        cudaSetDeviceFlags(own_core_ ? cudaDeviceScheduleSpin : cudaDeviceScheduleBlockingSync);
+    const cudaError_t rc = cudaSetDeviceFlags(own_core_ ? cudaDeviceScheduleSpin : cudaDeviceScheduleBlockingSync);
     if (rc == cudaErrorSetOnActiveProcess) {
       (void)cudaGetLastError();
       spdlog::debug("{}: the CUDA context exists already; its wait mode stays", info_.name);
@@ -78,28 +98,35 @@ class CudaDevice final : public Device {
     const std::size_t value = value_bytes(job_->precision);
     const std::size_t row_bytes = job_->row_bytes();
     char* dst = static_cast<char*>(job_->result) + static_cast<std::size_t>(rows_.first * job_->cols()) * value;
-    const char* src = buffers_[final_t_ % 2].get<char>() + static_cast<std::size_t>(layout_.pitch + layout_.offset) * value;
-    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, row_bytes, src, static_cast<std::size_t>(layout_.pitch) * value, row_bytes,
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, row_bytes, slab_row(buffer_of(final_t_), 1),
+                                       static_cast<std::size_t>(layout_.pitch) * value, row_bytes,
                                        static_cast<std::size_t>(rows_.count), cudaMemcpyDeviceToHost),
                           context("copying its rows back to the host"));
     release();
   }
 
   const void* edge_row(Side side, std::int64_t t) const override {
-    return host_edges_.get<char>() + static_cast<std::size_t>(2 * (t % 2) + static_cast<int>(side)) * job_->row_bytes();
+    return host_edges_.get<char>() +
+           static_cast<std::size_t>(2 * buffer_of(t) + static_cast<int>(side)) * job_->row_bytes();
   }
 
   const void* device_edge_row(Side side, std::int64_t t) const override {
-    return slab_row(static_cast<int>(t % 2), side == Side::Top ? 1 : rows_.count);
+    return slab_row(buffer_of(t), side == Side::Top ? 1 : rows_.count);
   }
 
  private:
-  std::string context(const std::string& doing) const { return info_.name + " (CUDA device " + std::to_string(gpu_) + "): " + doing; }
+  std::string context(const std::string& doing) const {
+    return info_.name + " (CUDA device " + std::to_string(gpu_) + "): " + doing;
+  }
   void use(const std::string& doing) const { HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu_), context(doing)); }
+
+  // Iterate t lives in buffers_[t % buffer_count_].
+  int buffer_of(std::int64_t t) const { return static_cast<int>(t % buffer_count_); }
 
   // Column 0 of slab row r in buffer b.
   char* slab_row(int b, std::int64_t r) const {
-    return buffers_[b].get<char>() + static_cast<std::size_t>(r * layout_.pitch + layout_.offset) * value_bytes(job_->precision);
+    return buffers_[b].get<char>() +
+           static_cast<std::size_t>(r * layout_.pitch + layout_.offset) * value_bytes(job_->precision);
   }
 
   void release() {
@@ -116,10 +143,12 @@ class CudaDevice final : public Device {
   void attach_typed() {
     use("attaching its slab");
     layout_ = cuda::make_layout<T>(job_->nx);
+    buffer_count_ = job_->stop.uses_tolerance() && job_->stop.check_every <= kLookaheadChecks ? 3 : 2;
     const std::int64_t n = rows_.count;
     const std::size_t slab = static_cast<std::size_t>((n + 2) * layout_.pitch) * sizeof(T);
     const std::size_t sums = static_cast<std::size_t>(n * layout_.segments) * sizeof(double);
-    const std::size_t needed = 2 * slab + (job_->h2f ? slab : 0) + 2 * sums + 2 * static_cast<std::size_t>(n) * sizeof(double);
+    const std::size_t needed = static_cast<std::size_t>(buffer_count_) * slab + (job_->h2f ? slab : 0) + 2 * sums +
+                               2 * static_cast<std::size_t>(n) * sizeof(double);
     std::size_t free_bytes = 0, total_bytes = 0;
     HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), context("reading its free memory"));
     if (needed > free_bytes) {
@@ -127,37 +156,45 @@ class CudaDevice final : public Device {
                                       std::to_string(job_->nx) + " need " + std::to_string(gib(needed)) +
                                       " GiB of GPU memory, " + std::to_string(gib(free_bytes)) + " GiB are free"));
     }
-    for (auto& b : buffers_) {
-      b = cuda::DeviceMemory(slab, context("allocating its slab"));
-      HETSTENCIL_CUDA_CHECK(cudaMemset(b.get(), 0, slab), context("clearing its slab"));
-    }
     // Rows first-1 .. first+count: the owned rows and both ghost rows.
     const std::size_t row_bytes = job_->row_bytes();
     const std::size_t pitch_bytes = static_cast<std::size_t>(layout_.pitch) * sizeof(T);
-    const char* initial = static_cast<const char*>(job_->initial) + static_cast<std::size_t>((rows_.first - 1) * job_->cols()) * sizeof(T);
-    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(slab_row(0, 0), pitch_bytes, initial, row_bytes, row_bytes,
+    const auto rows_from = [&](const void* grid) {
+      return static_cast<const char*>(grid) + static_cast<std::size_t>((rows_.first - 1) * job_->cols()) * sizeof(T);
+    };
+    for (int b = 0; b < buffer_count_; ++b) {
+      buffers_[b] = cuda::DeviceMemory(slab, context("allocating its slab"));
+      HETSTENCIL_CUDA_CHECK(cudaMemset(buffers_[b].get(), 0, slab), context("clearing its slab"));
+    }
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(slab_row(0, 0), pitch_bytes, rows_from(job_->initial), row_bytes, row_bytes,
                                        static_cast<std::size_t>(n + 2), cudaMemcpyHostToDevice),
                           context("copying its rows to the GPU"));
-    HETSTENCIL_CUDA_CHECK(cudaMemcpy(buffers_[1].get(), buffers_[0].get(), slab, cudaMemcpyDeviceToDevice),
-                          context("filling its second buffer"));
+    for (int b = 1; b < buffer_count_; ++b) {
+      HETSTENCIL_CUDA_CHECK(cudaMemcpy(buffers_[b].get(), buffers_[0].get(), slab, cudaMemcpyDeviceToDevice),
+                            context("filling its other buffers"));
+    }
     if (job_->h2f) {
       h2f_ = cuda::DeviceMemory(slab, context("allocating the right-hand side"));
       HETSTENCIL_CUDA_CHECK(cudaMemset(h2f_.get(), 0, slab), context("clearing the right-hand side"));
-      const char* h2f = static_cast<const char*>(job_->h2f) + static_cast<std::size_t>((rows_.first - 1) * job_->cols()) * sizeof(T);
       char* dst = h2f_.get<char>() + static_cast<std::size_t>(layout_.offset) * sizeof(T);
-      HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, pitch_bytes, h2f, row_bytes, row_bytes, static_cast<std::size_t>(n + 2),
-                                         cudaMemcpyHostToDevice),
+      HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, pitch_bytes, rows_from(job_->h2f), row_bytes, row_bytes,
+                                         static_cast<std::size_t>(n + 2), cudaMemcpyHostToDevice),
                             context("copying the right-hand side to the GPU"));
     }
     segment_sums_ = cuda::DeviceMemory(sums, context("allocating the residual sums"));
     segment_max_ = cuda::DeviceMemory(sums, context("allocating the residual maxima"));
     row_stats_ = cuda::DeviceMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating the row sums"));
-    host_edges_ = cuda::PinnedMemory(4 * row_bytes, context("allocating pinned edge rows"));
-    host_row_stats_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating pinned row sums"));
+    host_edges_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(buffer_count_) * row_bytes,
+                                     context("allocating pinned edge rows"));
+    host_row_stats_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(n) * sizeof(double),
+                                         context("allocating pinned row sums"));
     main_ = cuda::Stream(context("creating its compute stream"));
-    edge_ = cuda::Stream(context("creating its edge stream"));
-    edge_done_ = cuda::Event(context("creating an event"));
-    interior_done_ = cuda::Event(context("creating an event"));
+    edge_ = cuda::Stream(context("creating its edge stream"), true);
+    for (int b = 0; b < buffer_count_; ++b) {
+      edge_done_[b] = cuda::Event(context("creating an event"));
+      interior_done_[b] = cuda::Event(context("creating an event"));
+    }
+    residual_copied_ = cuda::Event(context("creating an event"));
     final_t_ = 0;
     times_ = {};
   }
@@ -177,20 +214,6 @@ class CudaDevice final : public Device {
     return a;
   }
 
-  template <class T>
-  void sweep(int from, std::int64_t begin, std::int64_t end, bool residual, cudaStream_t stream) {
-    const T* u = buffers_[from].get<T>();
-    T* v = buffers_[1 - from].get<T>();
-    const auto a = args(begin, end);
-    if (residual) clear_maxima(begin, end, stream);
-    if (residual) {
-      cuda::launch_sweep<T, true, true>(u, v, h2f_.get<T>(), a, stream);
-    } else {
-      cuda::launch_sweep<T, true, false>(u, v, h2f_.get<T>(), a, stream);
-    }
-    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching a sweep"));
-  }
-
   // Band maxima land at a band's first row; the other rows must read zero.
   void clear_maxima(std::int64_t begin, std::int64_t end, cudaStream_t stream) {
     const std::size_t per_row = static_cast<std::size_t>(layout_.segments) * sizeof(double);
@@ -199,9 +222,25 @@ class CudaDevice final : public Device {
                           context("clearing the residual maxima"));
   }
 
-  // After the residual kernels of a check were queued on main_: the row sums
-  // (left in host_row_stats_) and the largest |rho|.
-  double gather_residual() {
+  // Sweeps slab rows [begin, end) of iterate t into iterate t + 1, folding the
+  // residual of iterate t on the way when `residual`.
+  template <class T>
+  void sweep(std::int64_t t, std::int64_t begin, std::int64_t end, bool residual, cudaStream_t stream) {
+    const T* u = buffers_[buffer_of(t)].get<T>();
+    T* v = buffers_[buffer_of(t + 1)].get<T>();
+    const auto a = args(begin, end);
+    if (residual) {
+      clear_maxima(begin, end, stream);
+      cuda::launch_sweep<T, true, true>(u, v, h2f_.get<T>(), a, stream);
+    } else {
+      cuda::launch_sweep<T, true, false>(u, v, h2f_.get<T>(), a, stream);
+    }
+    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching a sweep"));
+  }
+
+  // Queued on main_ once the residual kernels of a check are: the row sums and
+  // maxima, copied to host_row_stats_; residual_copied_ marks their arrival.
+  void queue_residual_gather() {
     const std::int64_t n = rows_.count;
     double* stats = row_stats_.get<double>();
     row_sums_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, main_>>>(
@@ -210,85 +249,91 @@ class CudaDevice final : public Device {
     HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(host_row_stats_.get(), stats, 2 * static_cast<std::size_t>(n) * sizeof(double),
                                           cudaMemcpyDeviceToHost, main_),
                           context("copying the residual row sums"));
-    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(main_), context("computing the residual"));
-    const double* row_max = host_row_stats_.get<double>() + n;
-    return *std::max_element(row_max, row_max + n);
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(residual_copied_, main_), context("recording the residual"));
   }
 
+  // Waits for the gathered residual and joins the check of all devices.
+  CheckOutcome join_check(HaloPort& port, std::int64_t t) {
+    HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(residual_copied_), context("computing the residual"));
+    const double* row_max = host_row_stats_.get<double>() + rows_.count;
+    return port.check(t, host_row_stats_.get<double>(), *std::max_element(row_max, row_max + rows_.count));
+  }
+
+  // The interior of the step from iterate t; it needs the edge rows of iterate t.
+  template <class T>
+  void queue_interior(std::int64_t t, bool residual) {
+    const std::int64_t n = rows_.count;
+    HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_[buffer_of(t + buffer_count_ - 1)], 0),
+                          context("ordering the interior after the edge rows"));
+    if (n > 2) sweep<T>(t, 2, n, residual, main_);
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[buffer_of(t)], main_), context("recording the interior"));
+  }
+
+  // Per step t -> t + 1: the edge rows first, on a high-priority stream, so that
+  // they travel to the neighbours while the interior is computed; then the
+  // neighbours' edge rows of iterate t + 1 are pulled into our ghost rows. When
+  // iterate t is checked, the residual folds into the same sweeps; with three
+  // buffers the interior of step t + 1 is queued before the check is agreed on,
+  // and iterate t survives in its buffer should the solve stop there.
   template <class T>
   void run_typed(HaloPort& port) {
     const Clock::time_point start = Clock::now();
     const std::int64_t n = rows_.count;
     const std::size_t row_bytes = job_->row_bytes();
-    // Peer copies where the neighbour is a GPU we can reach; host copies otherwise.
     bool peer[2] = {false, false};
-    bool host_edges = false;
+    bool host_edges = false;  // some neighbour reads our edge rows from host memory
     for (Side side : {Side::Top, Side::Bottom}) {
       const Device* nb = port.neighbour(side);
       if (!nb) continue;
       int can = 0;
       if (nb->cuda_device() >= 0 && nb->cuda_device() != gpu_) {
         HETSTENCIL_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, gpu_, nb->cuda_device()), context("asking about peer access"));
-        if (can) {
-          const cudaError_t rc = cudaDeviceEnablePeerAccess(nb->cuda_device(), 0);
-          if (rc == cudaErrorPeerAccessAlreadyEnabled) {
-            (void)cudaGetLastError();
-          } else {
-            HETSTENCIL_CUDA_CHECK(rc, context("enabling peer access to CUDA device " + std::to_string(nb->cuda_device())));
-          }
-        }
+        if (can) enable_peer_access(gpu_, nb->cuda_device(), context("enabling peer access to " + nb->info().name));
       }
       peer[static_cast<int>(side)] = can != 0;
-      host_edges = host_edges || nb->cuda_device() < 0 || !can;
+      host_edges = host_edges || !can;
     }
-    // A peer neighbour reads our edge rows from our memory, a host neighbour from
-    // pinned copies; a neighbour that is a non-peer GPU needs the pinned copies too.
-    const std::int64_t edge_rows[2] = {1, n};
-    const int edge_count = n > 1 ? 2 : 1;
+    const std::int64_t edge_rows[2] = {1, n};  // top and bottom; the same row when n == 1
+    bool interior_queued = false;               // the interior of step t was queued during the last check
 
     for (std::int64_t t = 0;; ++t) {
-      const int current = static_cast<int>(t % 2);
-      const int next = 1 - current;
       if (t >= job_->stop.max_iterations) {
         const Clock::time_point begin = Clock::now();
         HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("finishing the ghost rows"));
         clear_maxima(1, n + 1, main_);
-        const T* u = buffers_[current].get<T>();
-        cuda::launch_sweep<T, false, true>(u, nullptr, h2f_.get<T>(), args(1, n + 1), main_);
+        cuda::launch_sweep<T, false, true>(buffers_[buffer_of(t)].get<T>(), nullptr, h2f_.get<T>(), args(1, n + 1), main_);
         HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
-        const double largest = gather_residual();
-        port.check(t, host_row_stats_.get<double>(), largest);
+        queue_residual_gather();
+        join_check(port, t);
         final_t_ = t;
         times_.check_s += since(begin);
         break;
       }
       const bool check = job_->stop.checks_at(t);
-      // Edge rows first, so that they travel while the interior is computed.
-      HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_, 0), context("ordering the interior after the edges"));
-      HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, interior_done_, 0), context("ordering the edges after the interior"));
-      for (int k = 0; k < edge_count; ++k) sweep<T>(current, edge_rows[k], edge_rows[k] + 1, check, edge_);
+      HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, interior_done_[buffer_of(t + buffer_count_ - 1)], 0),
+                            context("ordering the edge rows after the interior"));
+      for (int k = 0; k < (n > 1 ? 2 : 1); ++k) sweep<T>(t, edge_rows[k], edge_rows[k] + 1, check, edge_);
       if (host_edges) {
-        for (int k = 0; k < edge_count; ++k) {
-          const int side = k == 0 ? 0 : 1;
-          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(edge_row(static_cast<Side>(side), t + 1)),
-                                                slab_row(next, edge_rows[k]), row_bytes, cudaMemcpyDeviceToHost, edge_),
-                                context("copying an edge row to the host"));
-        }
-        if (edge_count == 1) {  // one row is both edges
-          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(edge_row(Side::Bottom, t + 1)), slab_row(next, 1),
-                                                row_bytes, cudaMemcpyDeviceToHost, edge_),
+        for (Side side : {Side::Top, Side::Bottom}) {
+          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(edge_row(side, t + 1)),
+                                                slab_row(buffer_of(t + 1), edge_rows[static_cast<int>(side)]), row_bytes,
+                                                cudaMemcpyDeviceToHost, edge_),
                                 context("copying an edge row to the host"));
         }
       }
-      HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_done_, edge_), context("recording the edge rows"));
-      if (n > 2) sweep<T>(current, 2, n, check, main_);
-      HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_, main_), context("recording the interior"));
+      HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_done_[buffer_of(t)], edge_), context("recording the edge rows"));
+      if (!interior_queued) queue_interior<T>(t, check);
+      interior_queued = false;
 
       if (check) {
         const Clock::time_point begin = Clock::now();
-        HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_, 0), context("joining the residual"));
-        const double largest = gather_residual();
-        const bool stop = port.check(t, host_row_stats_.get<double>(), largest).stop;
+        HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_[buffer_of(t)], 0), context("joining the residual"));
+        queue_residual_gather();
+        if (buffer_count_ == 3 && t + 1 < job_->stop.max_iterations) {
+          queue_interior<T>(t + 1, job_->stop.checks_at(t + 1));
+          interior_queued = true;
+        }
+        const bool stop = join_check(port, t).stop;
         times_.check_s += since(begin);
         if (stop) {
           final_t_ = t;
@@ -296,7 +341,7 @@ class CudaDevice final : public Device {
         }
       }
       Clock::time_point waited = Clock::now();
-      HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(edge_done_), context("sweeping its edge rows"));
+      HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(edge_done_[buffer_of(t)]), context("sweeping its edge rows"));
       times_.compute_s += since(waited);
       waited = Clock::now();
       port.publish(t + 1);
@@ -304,7 +349,7 @@ class CudaDevice final : public Device {
       for (Side side : {Side::Top, Side::Bottom}) {
         const Device* nb = port.neighbour(side);
         if (!nb) continue;
-        char* ghost = slab_row(next, side == Side::Top ? 0 : n + 1);
+        char* ghost = slab_row(buffer_of(t + 1), side == Side::Top ? 0 : n + 1);
         if (peer[static_cast<int>(side)]) {
           HETSTENCIL_CUDA_CHECK(cudaMemcpyPeerAsync(ghost, gpu_, nb->device_edge_row(opposite(side), t + 1),
                                                     nb->cuda_device(), row_bytes, edge_),
@@ -328,17 +373,19 @@ class CudaDevice final : public Device {
   const StencilJob* job_ = nullptr;
   RowRange rows_;
   cuda::SlabLayout layout_;
-  cuda::DeviceMemory buffers_[2];  // iterate t lives in buffers_[t % 2]
+  int buffer_count_ = 2;
+  cuda::DeviceMemory buffers_[3];
   cuda::DeviceMemory h2f_;
   cuda::DeviceMemory segment_sums_;
   cuda::DeviceMemory segment_max_;
   cuda::DeviceMemory row_stats_;     // row sums, then row maxima
-  cuda::PinnedMemory host_edges_;    // [parity][side] rows for host neighbours
+  cuda::PinnedMemory host_edges_;    // [buffer][side] rows for host neighbours
   cuda::PinnedMemory host_row_stats_;
   cuda::Stream main_;
   cuda::Stream edge_;
-  cuda::Event edge_done_;
-  cuda::Event interior_done_;
+  cuda::Event edge_done_[3];         // per buffer: the step from that iterate
+  cuda::Event interior_done_[3];
+  cuda::Event residual_copied_;
   std::int64_t final_t_ = 0;
   DeviceTimes times_;
 };

@@ -79,8 +79,13 @@ class PinnedMemory {
 class Stream {
  public:
   Stream() = default;
-  explicit Stream(const std::string& context) {
-    HETSTENCIL_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), context);
+  /// urgent: the device's highest priority, so that its blocks are scheduled
+  /// ahead of those of ordinary streams.
+  explicit Stream(const std::string& context, bool urgent = false) {
+    int least = 0, greatest = 0;
+    HETSTENCIL_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest), context);
+    HETSTENCIL_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, urgent ? greatest : least),
+                          context);
   }
   ~Stream() {
     if (stream_) cudaStreamDestroy(stream_);
