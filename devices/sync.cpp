@@ -14,6 +14,16 @@
 
 namespace hetstencil {
 
+bool is_aborted(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const Aborted&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
 int spin_limit_for(int threads, int cores) { return threads <= cores ? 20000 : 50; }
 
 void Counter::advance_to(std::int64_t v) {

@@ -10,9 +10,18 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <mutex>
 
 namespace hetstencil {
+
+/// Whether e is an Aborted: a consequence of another thread's failure.
+bool is_aborted(const std::exception_ptr& e);
+
+/// Of two failures, the one to report: a real error wins over an Aborted it caused.
+inline bool replaces(const std::exception_ptr& candidate, const std::exception_ptr& current) {
+  return candidate && (!current || (is_aborted(current) && !is_aborted(candidate)));
+}
 
 /// How long a waiter spins before it sleeps: long where every thread has a core
 /// of its own, short where threads outnumber cores.

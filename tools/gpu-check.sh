@@ -72,11 +72,14 @@ solve default
 solve gpu-f16k-1000 --devices gpu0 --precision float --nx 16384 --iters 1000
 solve gpu-f16k-1000-res1 --devices gpu0 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
 solve gpu-f16k-1000-res100 --devices gpu0 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 100
-if [ "$(nvidia-smi -L | wc -l)" -ge 2 ]; then
-  solve 2gpu-f16k-1000 --devices gpu0,gpu1 --precision float --nx 16384 --iters 1000
-  solve 2gpu-f16k-1000-res1 --devices gpu0,gpu1 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
-  solve 2gpu-f16k-1000-res100 --devices gpu0,gpu1 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 100
-fi
+gpus=$(nvidia-smi -L | wc -l)
+for k in 2 4; do
+  [ "$gpus" -ge $k ] || continue
+  list=$(seq -s, -f 'gpu%g' 0 $((k - 1)))
+  solve ${k}gpu-f16k-1000 --devices "$list" --precision float --nx 16384 --iters 1000
+  solve ${k}gpu-f16k-1000-res1 --devices "$list" --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
+  solve ${k}gpu-f16k-1000-res100 --devices "$list" --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 100
+done
 
 step "summary"
 printf '%s\n' "${summary[@]}"

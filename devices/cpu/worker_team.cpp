@@ -6,19 +6,6 @@
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
-namespace {
-
-bool is_aborted(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const Aborted&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
-
-}  // namespace
 
 WorkerTeam::WorkerTeam(std::string name, std::vector<std::vector<int>> cpus, int spins)
     : name_(std::move(name)), barrier_(static_cast<int>(cpus.size()), spins), abort_(&own_abort_) {
@@ -60,7 +47,7 @@ void WorkerTeam::worker_main(int worker, std::vector<int> cpus) {
       abort_->store(true);
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    if (error && (!error_ || (is_aborted(error_) && !is_aborted(error)))) error_ = error;
+    if (replaces(error, error_)) error_ = error;
     if (++finished_ == size()) job_done_.notify_all();
   }
 }

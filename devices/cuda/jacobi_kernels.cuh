@@ -83,11 +83,6 @@ __device__ __forceinline__ void store_cells(T* row, std::int64_t j0, int lane, c
   }
 }
 
-template <class T>
-__device__ __forceinline__ Cells<double> widen(const Cells<T>& c) {
-  return {{double(c.v[0]), double(c.v[1]), double(c.v[2]), double(c.v[3])}};
-}
-
 // West and east neighbours of a lane's cells; `outer` is row[j0 - 1] on lane 0
 // and row[j0 + 128] on lane 31.
 template <class T>
@@ -145,8 +140,6 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
 
   Cells<T> n = load_cells(row(u, r0 - 1), j0, lane);
   Cells<T> c = load_cells(row(u, r0), j0, lane);
-  // The residual works in double; each value is converted once, when loaded.
-  Cells<double> nd = widen(n), cd = widen(c);
   double largest = 0.0;
 #pragma unroll
   for (int k = 0; k < kBand; ++k) {
@@ -168,14 +161,11 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
       for (int i = 0; i < 4; ++i) out.v[i] = T(0.25) * ((((n.v[i] + south.v[i]) + w.v[i]) + e.v[i]) + f.v[i]);
       store_cells(v + r * s.pitch + s.offset, j0, lane, out, s.nx);
     }
-    const Cells<double> sd = kResidual ? widen(south) : Cells<double>{};
     if (kResidual) {
-      Cells<double> wd, ed;
-      neighbours(cd, double(outer), lane, wd, ed);
       double q[4];
       for (int i = 0; i < 4; ++i) {
-        const double nb = ((nd.v[i] + sd.v[i]) + wd.v[i]) + ed.v[i];
-        const double rho = double(f.v[i]) - (4.0 * cd.v[i] - nb);
+        const T nb = ((n.v[i] + south.v[i]) + w.v[i]) + e.v[i];
+        const double rho = double(f.v[i] - (T(4) * c.v[i] - nb));
         const bool cell = inside && j0 + 4 * lane + i <= s.nx;
         q[i] = cell ? rho * rho : 0.0;
         largest = cell ? fmax(largest, fabs(rho)) : largest;
@@ -185,10 +175,6 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
     }
     n = c;
     c = south;
-    if (kResidual) {
-      nd = cd;
-      cd = sd;
-    }
   }
   if (kResidual) {
     for (int d = 16; d >= 1; d /= 2) largest = fmax(largest, __shfl_down_sync(0xffffffffu, largest, d));

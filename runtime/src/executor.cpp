@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "devices/halo_port.hpp"
+#include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
 #include "runtime/src/dispatch.hpp"
@@ -17,16 +18,6 @@ namespace hetstencil {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool is_aborted(const std::exception_ptr& e) {
-  try {
-    std::rethrow_exception(e);
-  } catch (const Aborted&) {
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
 
 // Runs task(k) for every part on its own thread and rethrows the first real
 // failure (not an Aborted that it caused elsewhere). on_failure runs at once
@@ -51,7 +42,7 @@ double run_on_threads(std::size_t n, const std::function<void(std::size_t)>& tas
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
   std::exception_ptr first;
   for (const auto& e : errors) {
-    if (e && (!first || (is_aborted(first) && !is_aborted(e)))) first = e;
+    if (replaces(e, first)) first = e;
   }
   if (first) std::rethrow_exception(first);
   return seconds;

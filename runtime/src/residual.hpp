@@ -1,7 +1,8 @@
 // The residual's one definition, shared by the reference and every device.
 //
-// For interior cell (i, j), rho = h*h*f - (4 u - (((n + s) + w) + e)), in double,
-// so r = rho / h^2. A row's sum of rho^2 follows one fixed order: the row is cut
+// For interior cell (i, j), rho = h*h*f - (4 u - (((n + s) + w) + e)), in the
+// problem's precision (the iteration itself cannot resolve less), so r = rho / h^2;
+// squares and sums are taken in double. A row's sum of rho^2 follows one fixed order: the row is cut
 // into segments of 128 cells (cells past nx count as 0); a segment's 128 squares
 // are added as a balanced tree of neighbours (cell k += cell k + h for every k
 // that is a multiple of 2h, for h = 1, 2, 4, ..., 64); the segments' results are
@@ -41,9 +42,9 @@ RowResidual residual_row(const T* n, const T* c, const T* s, const T* h2f, std::
         cell[k] = 0.0;
         continue;
       }
-      const double f = h2f ? double(h2f[j]) : (j == spike_col ? 1.0 : 0.0);
-      const double neighbours = ((double(n[j]) + double(s[j])) + double(c[j - 1])) + double(c[j + 1]);
-      const double rho = f - (4.0 * double(c[j]) - neighbours);
+      const T f = h2f ? h2f[j] : (j == spike_col ? T(1) : T(0));
+      const T neighbours = ((n[j] + s[j]) + c[j - 1]) + c[j + 1];
+      const double rho = double(f - (T(4) * c[j] - neighbours));
       cell[k] = rho * rho;
       max_abs = std::fmax(max_abs, std::fabs(rho));
     }

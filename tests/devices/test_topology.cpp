@@ -97,6 +97,18 @@ TEST(Topology, FourSocketsMakeOneDevicePerNumaNode) {
   EXPECT_EQ(d[5].info.description.rfind("package 2,", 0), 0u) << d[5].info.description;
 }
 
+TEST(Topology, AGpuOfUnknownLocalityStillGetsAHostCore) {
+  const Topology t = fixture("two_sockets_gpu_unknown_locality.xml");
+  ASSERT_EQ(t.gpus.size(), 1u);
+  EXPECT_EQ(t.gpus[0].numa, -1);
+  EXPECT_EQ(t.gpus[0].package, -1);
+  const auto d = devices_of(t);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[2].info.cores, std::vector<int>{0});  // the first NUMA node with cores
+  EXPECT_NE(d[2].info.description.find("locality unknown"), std::string::npos) << d[2].info.description;
+  EXPECT_EQ(d[0].info.cores, (std::vector<int>{1, 2, 3}));
+}
+
 TEST(DeviceMap, SelectionChoosesAndLeavesOut) {
   const Topology t = fixture("two_sockets_four_gpus.xml");
   const auto some = devices_of(t, "cpu1,gpu2");
@@ -105,6 +117,10 @@ TEST(DeviceMap, SelectionChoosesAndLeavesOut) {
   // gpu3 is not chosen, so its core stays with cpu1.
   EXPECT_EQ(some[0].info.cores, (std::vector<int>{9, 10, 11, 12, 13, 14, 15}));
   EXPECT_EQ(some[1].info.name, "gpu2");
+  EXPECT_EQ(devices_of(t, "gpu").size(), 4u);
+  const auto cpus_only = devices_of(t, "-gpu");
+  ASSERT_EQ(cpus_only.size(), 2u);
+  EXPECT_EQ(cpus_only[0].info.cores.size(), 8u) << "no GPU runs, so no core is reserved";
   const auto without = devices_of(t, "-gpu0,-cpu1");
   ASSERT_EQ(without.size(), 4u);
   // Without gpu0, gpu1 takes socket 0's first core and cpu0 keeps the other seven.
