@@ -13,15 +13,17 @@
 
 namespace hetstencil::cuda {
 
-class DeviceMemory {
+// Memory from one CUDA allocator: Kind::allocate and Kind::release.
+template <class Kind>
+class Allocation {
  public:
-  DeviceMemory() = default;
-  DeviceMemory(std::size_t bytes, const std::string& context) : bytes_(bytes) {
-    if (bytes > 0) HETSTENCIL_CUDA_CHECK(cudaMalloc(&data_, bytes), context);
+  Allocation() = default;
+  Allocation(std::size_t bytes, const std::string& context) : bytes_(bytes) {
+    if (bytes > 0) HETSTENCIL_CUDA_CHECK(Kind::allocate(&data_, bytes), context);
   }
-  ~DeviceMemory() { reset(); }
-  DeviceMemory(DeviceMemory&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  DeviceMemory& operator=(DeviceMemory&& o) noexcept {
+  ~Allocation() { reset(); }
+  Allocation(Allocation&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  Allocation& operator=(Allocation&& o) noexcept {
     if (this != &o) {
       reset();
       data_ = std::exchange(o.data_, nullptr);
@@ -35,7 +37,7 @@ class DeviceMemory {
   }
   std::size_t bytes() const { return bytes_; }
   void reset() {
-    if (data_) cudaFree(data_);
+    if (data_) Kind::release(data_);
     data_ = nullptr;
     bytes_ = 0;
   }
@@ -45,36 +47,20 @@ class DeviceMemory {
   std::size_t bytes_ = 0;
 };
 
-class PinnedMemory {
- public:
-  PinnedMemory() = default;
-  PinnedMemory(std::size_t bytes, const std::string& context) : bytes_(bytes) {
-    if (bytes > 0) HETSTENCIL_CUDA_CHECK(cudaMallocHost(&data_, bytes), context);
-  }
-  ~PinnedMemory() { reset(); }
-  PinnedMemory(PinnedMemory&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-  PinnedMemory& operator=(PinnedMemory&& o) noexcept {
-    if (this != &o) {
-      reset();
-      data_ = std::exchange(o.data_, nullptr);
-      bytes_ = std::exchange(o.bytes_, 0);
-    }
-    return *this;
-  }
-  template <class T = void>
-  T* get() const {
-    return static_cast<T*>(data_);
-  }
-  void reset() {
-    if (data_) cudaFreeHost(data_);
-    data_ = nullptr;
-    bytes_ = 0;
-  }
-
- private:
-  void* data_ = nullptr;
-  std::size_t bytes_ = 0;
+struct OnDevice {
+  static cudaError_t allocate(void** p, std::size_t bytes) { return cudaMalloc(p, bytes); }
+  static void release(void* p) { cudaFree(p); }
 };
+
+struct PinnedOnHost {
+  static cudaError_t allocate(void** p, std::size_t bytes) { return cudaMallocHost(p, bytes); }
+  static void release(void* p) { cudaFreeHost(p); }
+};
+
+/// Memory on the current GPU.
+using DeviceMemory = Allocation<OnDevice>;
+/// Page-locked host memory, for asynchronous copies.
+using PinnedMemory = Allocation<PinnedOnHost>;
 
 class Stream {
  public:

@@ -22,29 +22,7 @@ struct Size {
   std::int64_t nx, ny;
 };
 
-template <class T>
-void expect_same_bits(const Result& got, const Result& want) {
-  const auto& a = got.grid<T>().values();
-  const auto& b = want.grid<T>().values();
-  ASSERT_EQ(a.size(), b.size());
-  std::size_t first_diff = a.size();
-  for (std::size_t k = 0; k < a.size() && first_diff == a.size(); ++k) {
-    if (std::memcmp(&a[k], &b[k], sizeof(T)) != 0) first_diff = k;
-  }
-  EXPECT_EQ(first_diff, a.size()) << "first differing value at flat index " << first_diff;
-  EXPECT_EQ(got.report.iterations, want.report.iterations);
-  EXPECT_EQ(got.report.converged, want.report.converged);
-  EXPECT_EQ(std::memcmp(&got.report.residual, &want.report.residual, sizeof(Residual)), 0)
-      << got.report.residual.l2 << " vs " << want.report.residual.l2;
-}
-
-void expect_same_bits(const Result& got, const Result& want) {
-  if (std::holds_alternative<Grid<float>>(want.solution)) {
-    expect_same_bits<float>(got, want);
-  } else {
-    expect_same_bits<double>(got, want);
-  }
-}
+using testing_support::expect_same_bits;
 
 using Case = std::tuple<Size, int, int, Precision, bool>;
 
@@ -52,18 +30,7 @@ class CpuExact : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CpuExact, MatchesReference) {
   const auto [size, devices, threads, precision, tolerance] = GetParam();
-  Problem p;
-  p.nx = size.nx;
-  p.ny = size.ny;
-  p.precision = precision;
-  p.boundary = Boundary::constant(0.5);
-  if (tolerance) {
-    p.stop.tolerance = 0.3;
-    p.stop.check_every = 7;
-    p.stop.max_iterations = 400;
-  } else {
-    p.stop.max_iterations = 40;
-  }
+  const Problem p = testing_support::exactness_problem(size.nx, size.ny, precision, tolerance);
   Runtime runtime(testing_support::cpu_devices(devices, threads));
   ASSERT_EQ(runtime.devices().size(), static_cast<std::size_t>(devices));
   if (devices > p.ny) {

@@ -12,6 +12,7 @@
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
 #include "hetstencil/runtime.hpp"
+#include "tests/test_support.hpp"
 
 namespace hetstencil {
 namespace {
@@ -26,31 +27,7 @@ int gpus_needed(const std::string& devices) {
   return n;
 }
 
-template <class T>
-void expect_same_bits(const Result& got, const Result& want) {
-  const auto& a = got.grid<T>().values();
-  const auto& b = want.grid<T>().values();
-  ASSERT_EQ(a.size(), b.size());
-  std::size_t first_diff = a.size();
-  for (std::size_t k = 0; k < a.size() && first_diff == a.size(); ++k) {
-    if (std::memcmp(&a[k], &b[k], sizeof(T)) != 0) first_diff = k;
-  }
-  EXPECT_EQ(first_diff, a.size()) << "first differing value at flat index " << first_diff << ": "
-                                  << (first_diff < a.size() ? a[first_diff] : 0) << " vs "
-                                  << (first_diff < a.size() ? b[first_diff] : 0);
-  EXPECT_EQ(got.report.iterations, want.report.iterations);
-  EXPECT_EQ(got.report.converged, want.report.converged);
-  EXPECT_EQ(std::memcmp(&got.report.residual, &want.report.residual, sizeof(Residual)), 0)
-      << got.report.residual.l2 << " vs " << want.report.residual.l2;
-}
-
-void expect_same_bits(const Result& got, const Result& want) {
-  if (std::holds_alternative<Grid<float>>(want.solution)) {
-    expect_same_bits<float>(got, want);
-  } else {
-    expect_same_bits<double>(got, want);
-  }
-}
+using testing_support::expect_same_bits;
 
 RuntimeOptions on(const std::string& devices) {
   RuntimeOptions o;
@@ -64,18 +41,7 @@ class GpuExact : public ::testing::TestWithParam<Case> {};
 TEST_P(GpuExact, MatchesReference) {
   const auto [devices, size, precision, tolerance] = GetParam();
   if (cuda_device_count() < gpus_needed(devices)) GTEST_SKIP() << "needs " << gpus_needed(devices) << " GPU(s)";
-  Problem p;
-  p.nx = size.nx;
-  p.ny = size.ny;
-  p.precision = precision;
-  p.boundary = Boundary::constant(0.5);
-  if (tolerance) {
-    p.stop.tolerance = 0.3;
-    p.stop.check_every = 7;
-    p.stop.max_iterations = 400;
-  } else {
-    p.stop.max_iterations = 40;
-  }
+  const Problem p = testing_support::exactness_problem(size.nx, size.ny, precision, tolerance);
   Runtime runtime(on(devices));
   if (static_cast<std::int64_t>(runtime.devices().size()) > p.ny) {
     EXPECT_THROW(runtime.solve(p), InvalidArgument);
