@@ -41,6 +41,15 @@ int cuda_device_count() {
   return count;
 }
 
+int cuda_driver_version() {
+  int version = 0;
+  if (cudaDriverGetVersion(&version) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return 0;
+  }
+  return version;
+}
+
 std::vector<GpuInfo> cuda_gpus() {
   std::vector<GpuInfo> gpus;
   const int count = cuda_device_count();

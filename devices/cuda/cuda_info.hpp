@@ -14,6 +14,9 @@ bool cuda_compiled();
 /// Number of CUDA GPUs visible to this process (0 without driver or GPU).
 int cuda_device_count();
 
+/// The CUDA driver's version (e.g. 13000), 0 without a driver.
+int cuda_driver_version();
+
 /// Each GPU's identity and size; numa and package are left unknown (-1) for the
 /// topology to fill in from the PCI bus id.
 std::vector<GpuInfo> cuda_gpus();

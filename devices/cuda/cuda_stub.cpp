@@ -5,6 +5,7 @@ namespace hetstencil {
 
 bool cuda_compiled() { return false; }
 int cuda_device_count() { return 0; }
+int cuda_driver_version() { return 0; }
 std::vector<GpuInfo> cuda_gpus() { return {}; }
 std::vector<std::vector<GpuLink>> cuda_links() { return {}; }
 

@@ -1,0 +1,50 @@
+// The model's two kinds of curve: how long a device takes for r rows, and how
+// long a link takes for b bytes.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace hetstencil {
+
+/// Seconds for one iteration over r rows of one width and precision, from a
+/// few measured points. Between points: linear, after making the samples
+/// non-decreasing in r (a device never gets faster with more rows). Below the
+/// first point: towards the intercept of the first two points, clamped to
+/// [0, first time] — near zero for a CPU, a floor for a GPU whose small slabs
+/// under-fill it. Above the last point: the last segment's time per row.
+class RateCurve {
+ public:
+  struct Point {
+    std::int64_t rows = 0;
+    double seconds = 0.0;
+  };
+
+  RateCurve() = default;
+  explicit RateCurve(std::vector<Point> points);
+
+  double seconds(std::int64_t rows) const;
+  const std::vector<Point>& points() const { return points_; }
+  bool empty() const { return points_.empty(); }
+  /// A copy with every time multiplied by `factor` (another width, say).
+  RateCurve scaled(double factor) const;
+  /// Folds in a measured time for `rows` rows: the nearest point moves by
+  /// `weight` towards it, or a new point is added when none is within 25%.
+  void update(std::int64_t rows, double seconds, double weight);
+
+ private:
+  std::vector<Point> points_;  // sorted by rows, non-decreasing seconds
+};
+
+/// latency + bytes / bandwidth, fitted to measured (bytes, seconds) samples.
+struct TransferCurve {
+  double latency_s = 0.0;
+  double bytes_per_s = 0.0;
+
+  double seconds(double bytes) const { return bytes <= 0 ? 0.0 : latency_s + bytes / bytes_per_s; }
+  bool empty() const { return bytes_per_s <= 0.0; }
+  /// Least squares on the samples, latency kept >= 0.
+  static TransferCurve fit(const std::vector<std::pair<double, double>>& bytes_and_seconds);
+};
+
+}  // namespace hetstencil

@@ -1,0 +1,64 @@
+#include "model/predict.hpp"
+
+#include <algorithm>
+
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+
+Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
+                   std::int64_t nx, std::int64_t iterations) {
+  Prediction out;
+  out.iterations = iterations;
+  const double row_bytes = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+  auto link = [&](const std::string& from, const std::string& to) {
+    const auto it = profile.links.find(link_key(from, to));
+    if (it != profile.links.end()) return it->second.seconds(row_bytes);
+    out.notes.push_back("no figure for the link " + link_key(from, to) + ": taken as free");
+    return 0.0;
+  };
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    const PlannedDevice& d = devices[k];
+    const auto curve = profile.rate(d.name, precision, nx);
+    if (!curve) {
+      HETSTENCIL_THROW(InvalidArgument, "the profile has no " + to_string(precision) + " rate curve for " + d.name +
+                                            " (run hetstencil calibrate)");
+    }
+    DevicePrediction p;
+    p.name = d.name;
+    p.rows = d.rows;
+    p.compute_s = curve->seconds(d.rows);
+    for (std::size_t nb : {k - 1, k + 1}) {
+      if (nb >= devices.size()) continue;  // k - 1 wraps for k == 0
+      p.exchange_s += link(devices[nb].name, d.name);
+      const bool host_neighbour = devices[nb].kind == DeviceKind::Cpu;
+      if (d.kind == DeviceKind::Gpu && host_neighbour) p.exchange_s += link(d.name, devices[nb].name);
+    }
+    if (d.kind == DeviceKind::Gpu) {
+      const double edges = curve->seconds(std::min<std::int64_t>(d.rows, 2));
+      const double interior = curve->seconds(std::max<std::int64_t>(d.rows - 2, 0));
+      p.exposed_s = std::max(0.0, edges + p.exchange_s - interior);
+      const auto dev = profile.devices.find(d.name);
+      const double slab = row_bytes * static_cast<double>(d.rows + 2);
+      if (dev != profile.devices.end() && !dev->second.setup_in.empty()) {
+        p.setup_s = dev->second.setup_in.seconds(slab);
+        p.teardown_s = dev->second.setup_out.seconds(row_bytes * static_cast<double>(d.rows));
+      } else {
+        out.notes.push_back("no set-up figures for " + d.name + ": taken as free");
+      }
+    } else {
+      p.exposed_s = p.exchange_s;
+    }
+    p.iteration_s = p.compute_s + p.exposed_s;
+    out.iteration_s = std::max(out.iteration_s, p.iteration_s);
+    out.setup_s = std::max(out.setup_s, p.setup_s);
+    out.teardown_s = std::max(out.teardown_s, p.teardown_s);
+    out.devices.push_back(p);
+  }
+  out.total_s = out.setup_s + static_cast<double>(iterations) * out.iteration_s + out.teardown_s;
+  std::sort(out.notes.begin(), out.notes.end());
+  out.notes.erase(std::unique(out.notes.begin(), out.notes.end()), out.notes.end());
+  return out;
+}
+
+}  // namespace hetstencil

@@ -1,0 +1,49 @@
+// What a split will cost, from a profile: per device and in total.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hetstencil/device_info.hpp"
+#include "hetstencil/problem.hpp"
+#include "model/profile.hpp"
+
+namespace hetstencil {
+
+/// A device and its rows, in row order (neighbours exchange ghost rows).
+struct PlannedDevice {
+  std::string name;
+  DeviceKind kind = DeviceKind::Cpu;
+  std::int64_t rows = 0;
+};
+
+struct DevicePrediction {
+  std::string name;
+  std::int64_t rows = 0;
+  double compute_s = 0.0;    ///< one sweep of its rows
+  double exchange_s = 0.0;   ///< its ghost rows' trips from the neighbours (and its edges' to host neighbours)
+  double exposed_s = 0.0;    ///< the part of the exchange not hidden behind its interior sweep
+  double iteration_s = 0.0;  ///< compute + exposed
+  double setup_s = 0.0;      ///< its slab to the device (GPUs; CPU slabs are filled in place)
+  double teardown_s = 0.0;   ///< and back
+};
+
+struct Prediction {
+  std::vector<DevicePrediction> devices;
+  std::int64_t iterations = 0;
+  double iteration_s = 0.0;  ///< the slowest device's: neighbours wait for each other
+  double setup_s = 0.0;      ///< devices are set up in parallel: the slowest
+  double teardown_s = 0.0;
+  double total_s = 0.0;      ///< set-up + iterations x iteration + tear-down
+  std::vector<std::string> notes;  ///< what the model could not find and assumed
+};
+
+/// A CPU device exchanges after its sweep (the exchange is exposed); a GPU
+/// sweeps its edge rows first and exchanges while the interior runs, so only
+/// the excess over the interior sweep is exposed. Throws InvalidArgument when
+/// a device has no rate curve for the precision.
+Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
+                   std::int64_t nx, std::int64_t iterations);
+
+}  // namespace hetstencil

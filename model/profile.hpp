@@ -1,0 +1,75 @@
+// The profile: every device's rate curves and every link's transfer curve for
+// one machine, stored as JSON and keyed by a fingerprint of the machine.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hetstencil/problem.hpp"
+#include "hetstencil/topology.hpp"
+#include "model/curves.hpp"
+
+namespace hetstencil {
+
+/// Bumped whenever a kernel changes speed on purpose: older profiles are stale.
+constexpr const char* kKernelsVersion = "jacobi-2026.11-1";
+
+/// What a profile was measured on. A profile is used only on a machine with
+/// the same fingerprint.
+struct Fingerprint {
+  std::string host;
+  std::string cpu_model;
+  int sockets = 0;
+  int cores = 0;
+  std::vector<std::string> gpus;  ///< "name uuid", in CUDA order
+  int driver_version = 0;         ///< CUDA driver, 0 without
+  std::string kernels = kKernelsVersion;
+
+  bool operator==(const Fingerprint& o) const;
+  /// "" when equal, else the first difference in words.
+  std::string difference(const Fingerprint& o) const;
+};
+
+Fingerprint fingerprint_of(const Topology& topology);
+
+struct DeviceProfile {
+  std::string kind;                        ///< "cpu" or "gpu"
+  std::map<std::string, RateCurve> rates;  ///< by rate_key(precision, nx)
+  TransferCurve setup_in;                  ///< a GPU's slab, host to device (empty for CPUs)
+  TransferCurve setup_out;                 ///< and back
+};
+
+struct Profile {
+  Fingerprint fingerprint;
+  std::map<std::string, DeviceProfile> devices;  ///< by device name
+  /// One row's trip from the first device to the second: "gpu0->cpu0".
+  std::map<std::string, TransferCurve> links;
+  std::string link_conditions;  ///< how the link figures were measured
+
+  /// The rate curve of `device` for this precision and width: the measured one,
+  /// or the nearest measured width's scaled by nx / its nx. nullptr when the
+  /// device has none for the precision.
+  std::optional<RateCurve> rate(const std::string& device, Precision precision, std::int64_t nx) const;
+};
+
+std::string rate_key(Precision precision, std::int64_t nx);
+std::string link_key(const std::string& from, const std::string& to);
+
+std::string to_json(const Profile& profile, int indent = 2);
+/// Throws InvalidArgument naming what is missing or malformed.
+Profile profile_from_json(const std::string& text);
+
+/// $XDG_CACHE_HOME/hetstencil/<host>.json, else ~/.cache/hetstencil/<host>.json.
+std::string default_profile_path(const std::string& host);
+
+/// The profile at `path`, or nothing (with a warning) when it is missing,
+/// unreadable, corrupt, partial, or, with `expected`, for another machine.
+std::optional<Profile> load_profile(const std::string& path, const Fingerprint* expected);
+
+/// Writes beside `path` and renames into place: an interrupted save leaves the
+/// old profile whole. Creates the folder.
+void save_profile(const std::string& path, const Profile& profile);
+
+}  // namespace hetstencil

@@ -1,0 +1,41 @@
+#include "model/robust.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+
+double median(std::vector<double> values) {
+  if (values.empty()) HETSTENCIL_THROW(InvalidArgument, "the median of no samples");
+  const std::size_t mid = values.size() / 2;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid), values.end());
+  const double upper = values[mid];
+  if (values.size() % 2) return upper;
+  const double lower = *std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(mid));
+  return 0.5 * (lower + upper);
+}
+
+double mad(const std::vector<double>& values) {
+  const double m = median(values);
+  std::vector<double> deviations;
+  deviations.reserve(values.size());
+  for (double v : values) deviations.push_back(std::fabs(v - m));
+  return 1.4826 * median(deviations);
+}
+
+std::vector<double> without_outliers(const std::vector<double>& values, double k) {
+  const double m = median(values);
+  const double spread = mad(values);
+  if (spread == 0.0) return values;
+  std::vector<double> kept;
+  for (double v : values) {
+    if (std::fabs(v - m) <= k * spread) kept.push_back(v);
+  }
+  return kept;
+}
+
+double robust_time(const std::vector<double>& values) { return median(without_outliers(values)); }
+
+}  // namespace hetstencil

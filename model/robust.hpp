@@ -1,0 +1,22 @@
+// Statistics that one bad sample cannot poison.
+#pragma once
+
+#include <vector>
+
+namespace hetstencil {
+
+double median(std::vector<double> values);
+
+/// Median absolute deviation from the median, scaled by 1.4826 so that it
+/// estimates the standard deviation of normal data.
+double mad(const std::vector<double>& values);
+
+/// The samples within `k` scaled MADs of the median (all of them when the MAD
+/// is zero, i.e. when more than half are equal).
+std::vector<double> without_outliers(const std::vector<double>& values, double k = 3.0);
+
+/// The median of the samples that survive outlier rejection: what every timing
+/// in the model is. A 70 ms spike among 1 ms samples changes nothing.
+double robust_time(const std::vector<double>& values);
+
+}  // namespace hetstencil

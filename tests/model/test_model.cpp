@@ -1,0 +1,174 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "hetstencil/error.hpp"
+#include "model/curves.hpp"
+#include "model/predict.hpp"
+#include "model/profile.hpp"
+#include "model/robust.hpp"
+
+namespace hetstencil {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(Robust, OneSpikeChangesNothing) {
+  std::vector<double> ms(21, 1.0);
+  for (std::size_t k = 0; k < ms.size(); ++k) ms[k] += 0.001 * static_cast<double>(k % 5);
+  const double clean = robust_time(ms);
+  ms[7] = 70.0;  // StarPU's 70 ms spike
+  EXPECT_DOUBLE_EQ(robust_time(ms), clean);
+  EXPECT_EQ(without_outliers(ms).size(), ms.size() - 1);
+  EXPECT_DOUBLE_EQ(median({3.0, 1.0, 2.0, 10.0}), 2.5);
+  EXPECT_NEAR(mad({1.0, 2.0, 3.0, 4.0, 100.0}), 1.4826, 1e-12);
+  EXPECT_THROW(median({}), InvalidArgument);
+}
+
+TEST(RateCurve, InterpolatesMonotonicallyAndExtrapolates) {
+  // A GPU-like curve: a floor of 10 us under 64 rows, then linear; one noisy
+  // sample (256 rows faster than 128) is lifted to keep the curve monotone.
+  const RateCurve c({{16, 10e-6}, {64, 11e-6}, {128, 20e-6}, {256, 18e-6}, {1024, 80e-6}});
+  EXPECT_DOUBLE_EQ(c.seconds(128), 20e-6);
+  EXPECT_DOUBLE_EQ(c.seconds(256), 20e-6);
+  EXPECT_NEAR(c.seconds(640), 20e-6 + 60e-6 * 384.0 / 768.0, 1e-15);
+  EXPECT_NEAR(c.seconds(2048), 80e-6 + 60e-6 / 768.0 * 1024.0, 1e-15);  // the last segment's slope
+  double previous = 0.0;
+  for (std::int64_t r = 1; r <= 4096; r += 7) {
+    EXPECT_GE(c.seconds(r), previous) << r;
+    previous = c.seconds(r);
+  }
+  // Below the first point: towards the first two points' intercept, which is
+  // near the floor for this curve and near zero for a CPU-like one.
+  EXPECT_GT(c.seconds(1), 9e-6);
+  const RateCurve cpu({{10, 1e-3}, {20, 2e-3}, {40, 4e-3}});
+  EXPECT_NEAR(cpu.seconds(5), 0.5e-3, 1e-12);
+  EXPECT_DOUBLE_EQ(cpu.seconds(0), 0.0);
+  EXPECT_THROW(RateCurve({{0, 1.0}}), InvalidArgument);
+}
+
+TEST(RateCurve, UpdatesMoveTowardsMeasurements) {
+  RateCurve c({{100, 1.0}, {1000, 10.0}});
+  c.update(100, 2.0, 0.5);
+  EXPECT_DOUBLE_EQ(c.seconds(100), 1.5);
+  c.update(400, 4.0, 0.5);  // no point within 25%: a new one
+  EXPECT_EQ(c.points().size(), 3u);
+  EXPECT_DOUBLE_EQ(c.seconds(400), 4.0);
+}
+
+TEST(TransferCurve, FitsLatencyAndBandwidth) {
+  std::vector<std::pair<double, double>> samples;
+  for (double b : {1e3, 1e4, 1e5, 1e6}) samples.push_back({b, 2e-6 + b / 50e9});
+  const TransferCurve c = TransferCurve::fit(samples);
+  EXPECT_NEAR(c.latency_s, 2e-6, 1e-12);
+  EXPECT_NEAR(c.bytes_per_s, 50e9, 1e3);
+  // Samples whose best line has a negative latency are fitted through the origin.
+  const TransferCurve through_origin = TransferCurve::fit({{1e3, 1e-6}, {1e6, 0.5e-6}});
+  EXPECT_EQ(through_origin.latency_s, 0.0);
+  EXPECT_GT(through_origin.bytes_per_s, 0.0);
+}
+
+Profile sample_profile() {
+  Profile p;
+  p.fingerprint.host = "node7";
+  p.fingerprint.cpu_model = "Xeon";
+  p.fingerprint.sockets = 2;
+  p.fingerprint.cores = 32;
+  p.fingerprint.gpus = {"NVIDIA H200 GPU-1", "NVIDIA H200 GPU-2"};
+  p.fingerprint.driver_version = 13000;
+  DeviceProfile cpu;
+  cpu.kind = "cpu";
+  cpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 16e-6}, {1024, 1024e-6}});
+  DeviceProfile gpu;
+  gpu.kind = "gpu";
+  gpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 10e-6}, {1024, 40e-6}});
+  gpu.setup_in = {5e-6, 20e9};
+  gpu.setup_out = {5e-6, 25e9};
+  p.devices["cpu0"] = cpu;
+  p.devices["gpu0"] = gpu;
+  p.links[link_key("cpu0", "gpu0")] = {3e-6, 10e9};
+  p.links[link_key("gpu0", "cpu0")] = {4e-6, 12e9};
+  p.link_conditions = "test";
+  return p;
+}
+
+TEST(Profile, JsonRoundTrip) {
+  const Profile p = sample_profile();
+  const Profile q = profile_from_json(to_json(p));
+  EXPECT_EQ(to_json(q), to_json(p));
+  EXPECT_TRUE(q.fingerprint == p.fingerprint);
+  EXPECT_DOUBLE_EQ(q.rate("gpu0", Precision::Float, 1024)->seconds(512), p.rate("gpu0", Precision::Float, 1024)->seconds(512));
+}
+
+TEST(Profile, NearestWidthIsScaledAndMissingOnesAreEmpty) {
+  const Profile p = sample_profile();
+  EXPECT_DOUBLE_EQ(p.rate("cpu0", Precision::Float, 2048)->seconds(1024), 2 * 1024e-6);
+  EXPECT_FALSE(p.rate("cpu0", Precision::Double, 1024).has_value());
+  EXPECT_FALSE(p.rate("gpu9", Precision::Float, 1024).has_value());
+}
+
+TEST(Profile, MalformedTextIsRefusedWithAReason) {
+  EXPECT_THROW(profile_from_json("{"), InvalidArgument);
+  EXPECT_THROW(profile_from_json("{\"format\": \"something else\"}"), InvalidArgument);
+  std::string partial = to_json(sample_profile());
+  partial = partial.substr(0, partial.size() / 2);
+  EXPECT_THROW(profile_from_json(partial), InvalidArgument);
+}
+
+struct Scratch {
+  fs::path dir = fs::temp_directory_path() / ("hetstencil_profile_" + std::to_string(getpid()));
+  Scratch() { fs::remove_all(dir); }
+  ~Scratch() { fs::remove_all(dir); }
+};
+
+TEST(Profile, SavesAtomicallyAndLoadsOnlyForTheSameMachine) {
+  Scratch s;
+  const std::string path = (s.dir / "deep" / "node7.json").string();
+  const Profile p = sample_profile();
+  save_profile(path, p);  // creates the folders
+  EXPECT_EQ(std::distance(fs::directory_iterator(s.dir / "deep"), fs::directory_iterator()), 1) << "a temp file was left";
+  ASSERT_TRUE(load_profile(path, &p.fingerprint).has_value());
+  Fingerprint other = p.fingerprint;
+  other.gpus.pop_back();
+  EXPECT_FALSE(load_profile(path, &other).has_value());
+  other = p.fingerprint;
+  other.kernels = "older";
+  EXPECT_NE(other.difference(p.fingerprint).find("kernels"), std::string::npos);
+  EXPECT_FALSE(load_profile(path, &other).has_value());
+  EXPECT_FALSE(load_profile((s.dir / "missing.json").string(), nullptr).has_value());
+  { std::ofstream(path) << "{\"format\": \"hetstencil-profile-1\", \"fingerprint\": {"; }
+  EXPECT_FALSE(load_profile(path, nullptr).has_value()) << "a corrupt file must be ignored, not crash";
+}
+
+TEST(Profile, DefaultPathFollowsXdg) {
+  setenv("XDG_CACHE_HOME", "/x/cache", 1);
+  EXPECT_EQ(default_profile_path("n1"), "/x/cache/hetstencil/n1.json");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(default_profile_path("n1"), "/home/u/.cache/hetstencil/n1.json");
+}
+
+TEST(Predict, CpuAndGpuSplit) {
+  const Profile p = sample_profile();
+  const Prediction pr =
+      predict(p, {{"cpu0", DeviceKind::Cpu, 64}, {"gpu0", DeviceKind::Gpu, 960}}, Precision::Float, 1024, 100);
+  ASSERT_EQ(pr.devices.size(), 2u);
+  const double row = 1026.0 * 4;
+  const DevicePrediction& cpu = pr.devices[0];
+  const DevicePrediction& gpu = pr.devices[1];
+  EXPECT_NEAR(cpu.compute_s, 64e-6, 1e-15);
+  EXPECT_NEAR(cpu.exchange_s, 4e-6 + row / 12e9, 1e-15);  // the GPU's edge row, through the host
+  EXPECT_DOUBLE_EQ(cpu.exposed_s, cpu.exchange_s);
+  EXPECT_NEAR(gpu.exchange_s, (3e-6 + row / 10e9) + (4e-6 + row / 12e9), 1e-15);
+  EXPECT_DOUBLE_EQ(gpu.exposed_s, 0.0);  // hidden behind its interior
+  EXPECT_NEAR(gpu.setup_s, 5e-6 + row * 962 / 20e9, 1e-15);
+  EXPECT_DOUBLE_EQ(pr.iteration_s, std::max(cpu.iteration_s, gpu.iteration_s));
+  EXPECT_NEAR(pr.total_s, pr.setup_s + 100 * pr.iteration_s + pr.teardown_s, 1e-12);
+  EXPECT_TRUE(pr.notes.empty());
+  EXPECT_THROW(predict(p, {{"cpu0", DeviceKind::Cpu, 64}}, Precision::Double, 1024, 1), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace hetstencil
