@@ -7,6 +7,7 @@
 #include "devices/cpu/jacobi_kernels.hpp"
 #include "devices/halo_port.hpp"
 #include "hetstencil/error.hpp"
+#include "model/robust.hpp"
 #include "runtime/src/dispatch.hpp"
 #include "runtime/src/residual.hpp"
 
@@ -21,11 +22,6 @@ double seconds_since(Clock::time_point start) {
 // What to assume where the topology does not say how large the cache is.
 constexpr std::uint64_t kAssumedCacheBytes = std::uint64_t(32) << 20;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 CpuDevice::CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus, std::uint64_t cache_bytes,
@@ -36,8 +32,8 @@ CpuDevice::CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus,
   info_.threads = team_.size();
 }
 
-Block CpuDevice::worker_rows(int worker) const {
-  const Block b = even_block(rows_.count, team_.size(), worker);
+Block CpuDevice::worker_rows(int worker, std::int64_t count) const {
+  const Block b = even_block(count < 0 ? rows_.count : count, team_.size(), worker);
   return {b.begin + 1, b.end + 1};  // slab row 0 is the upper ghost row
 }
 
@@ -88,8 +84,8 @@ void CpuDevice::attach_rows(int worker) {
 }
 
 template <class T>
-void CpuDevice::sweep_rows(int worker, int from) {
-  const Block b = worker_rows(worker);
+void CpuDevice::sweep_rows(int worker, int from, std::int64_t count) {
+  const Block b = worker_rows(worker, count);
   const T* h2f = static_cast<const T*>(job_->h2f);
   const auto sweep = streaming_ ? jacobi_row_streaming<T> : jacobi_row<T>;
   for (std::int64_t r = b.begin; r < b.end; ++r) {
@@ -142,7 +138,7 @@ void CpuDevice::run_iterations(int worker, HaloPort& port) {
       if (stop_) break;
     }
     const Clock::time_point sweep_begin = Clock::now();
-    sweep_rows<T>(worker, current);
+    sweep_rows<T>(worker, current, rows_.count);
     team_.sync();
     if (leader) {
       const Clock::time_point exchange_begin = Clock::now();
@@ -207,7 +203,7 @@ CpuDevice::SweepVsCopy CpuDevice::bench(int repetitions) {
           team_.sync();
           const Clock::time_point begin = Clock::now();
           if (kind == 0) {
-            sweep_rows<T>(w, 0);
+            sweep_rows<T>(w, 0, rows_.count);
           } else {
             copy_rows<T>(w, 0);
           }
@@ -218,6 +214,24 @@ CpuDevice::SweepVsCopy CpuDevice::bench(int repetitions) {
     });
   });
   return {median(sweeps), median(copies)};
+}
+
+std::vector<double> CpuDevice::sweep_samples(std::int64_t rows, int repetitions) {
+  rows = std::min(rows, rows_.count);
+  std::vector<double> samples;
+  dispatch(job_->precision, [&](auto zero) {
+    using T = decltype(zero);
+    team_.run([&](int w) {
+      for (int rep = -1; rep < repetitions; ++rep) {
+        team_.sync();
+        const Clock::time_point begin = Clock::now();
+        sweep_rows<T>(w, 0, rows);
+        team_.sync();
+        if (w == 0 && rep >= 0) samples.push_back(seconds_since(begin));
+      }
+    });
+  });
+  return samples;
 }
 
 }  // namespace hetstencil

@@ -34,6 +34,9 @@ class CpuDevice final : public Device {
     double copy_s = 0.0;
   };
   SweepVsCopy bench(int repetitions);
+  /// Seconds of each of `repetitions` sweeps (after a warm-up) over the first
+  /// `rows` rows of the attached slab, by all workers: the calibration's samples.
+  std::vector<double> sweep_samples(std::int64_t rows, int repetitions);
   /// Whether sweeps of the attached slab use non-temporal stores (slabs larger
   /// than the last-level cache do).
   bool streaming_stores() const { return streaming_; }
@@ -44,14 +47,15 @@ class CpuDevice final : public Device {
   template <class T>
   void attach_rows(int worker);
   template <class T>
-  void sweep_rows(int worker, int from);
+  void sweep_rows(int worker, int from, std::int64_t count);
   template <class T>
   void copy_rows(int worker, int from);
   template <class T>
   void run_iterations(int worker, HaloPort& port);
   template <class T>
   void detach_rows(int worker);
-  Block worker_rows(int worker) const;
+  /// A worker's share of slab rows 1..count (all the owned rows by default).
+  Block worker_rows(int worker, std::int64_t count = -1) const;
 
   DeviceInfo info_;
   WorkerTeam team_;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/peer_access.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
 #include "runtime/src/dispatch.hpp"
@@ -158,5 +159,112 @@ GpuLoad::~GpuLoad() {
 }
 
 std::int64_t GpuLoad::sweeps() const { return impl_->sweeps.load(); }
+
+}  // namespace hetstencil
+
+#include <chrono>
+#include <cstring>
+
+#include "model/robust.hpp"
+
+namespace hetstencil {
+
+std::vector<std::pair<std::int64_t, double>> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
+                                                              const std::vector<std::int64_t>& rows, int repetitions) {
+  const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its sweep";
+  HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
+  return dispatch(precision, [&](auto zero) {
+    using T = decltype(zero);
+    const std::int64_t most = *std::max_element(rows.begin(), rows.end());
+    const cuda::SlabLayout layout = cuda::make_layout<T>(nx);
+    const std::size_t slab = static_cast<std::size_t>((most + 2) * layout.pitch) * sizeof(T);
+    cuda::DeviceMemory u(slab, where), v(slab, where);
+    fill_random<T><<<1024, 256>>>(u.get<T>(), slab / sizeof(T));
+    HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), where);
+    cuda::Stream stream(where);
+    cuda::Event begin(where, true), end(where, true);
+    std::vector<std::pair<std::int64_t, double>> out;
+    for (std::int64_t r : rows) {
+      cuda::SweepArgs a;
+      a.layout = layout;
+      a.row_begin = 1;
+      a.row_end = r + 1;
+      std::vector<double> samples;
+      for (int rep = -2; rep < repetitions; ++rep) {
+        HETSTENCIL_CUDA_CHECK(cudaEventRecord(begin, stream), where);
+        cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
+        HETSTENCIL_CUDA_CHECK(cudaEventRecord(end, stream), where);
+        HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(end), where);
+        float ms = 0.0f;
+        HETSTENCIL_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end), where);
+        if (rep >= 0) samples.push_back(ms * 1e-3);
+      }
+      out.push_back({r, robust_time(samples)});
+    }
+    return out;
+  });
+}
+
+GpuLinkSamples gpu_link_samples(int gpu, const std::vector<int>& peers, const std::vector<double>& row_sizes,
+                                const std::vector<double>& slab_sizes, int repetitions) {
+  const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its links";
+  HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
+  const double largest_row = *std::max_element(row_sizes.begin(), row_sizes.end());
+  const double largest_slab = slab_sizes.empty() ? 0.0 : *std::max_element(slab_sizes.begin(), slab_sizes.end());
+  const auto row_bytes = static_cast<std::size_t>(largest_row);
+  const auto slab_bytes = static_cast<std::size_t>(std::max(largest_row, largest_slab));
+  cuda::DeviceMemory device(slab_bytes, where);
+  cuda::PinnedMemory pinned(row_bytes, where);
+  std::vector<char> pageable(slab_bytes, 1);
+  cuda::Stream stream(where);
+  using Clock = std::chrono::steady_clock;
+  // Host-timed, as the exchange sees a copy: issue, transfer, synchronize.
+  auto timed = [&](auto&& copy) {
+    std::vector<double> samples;
+    for (int rep = -2; rep < repetitions; ++rep) {
+      const auto begin = Clock::now();
+      copy();
+      HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(stream), where);
+      if (rep >= 0) samples.push_back(std::chrono::duration<double>(Clock::now() - begin).count());
+    }
+    return robust_time(samples);
+  };
+  GpuLinkSamples out;
+  for (double b : row_sizes) {
+    const auto n = static_cast<std::size_t>(b);
+    out.to_host.push_back({b, timed([&] {
+                             HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(pinned.get(), device.get(), n, cudaMemcpyDeviceToHost, stream), where);
+                           })});
+    out.from_host.push_back({b, timed([&] {
+                               HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(device.get(), pageable.data(), n, cudaMemcpyHostToDevice, stream), where);
+                             })});
+  }
+  for (double b : slab_sizes) {
+    const auto n = static_cast<std::size_t>(b);
+    out.slab_in.push_back({b, timed([&] {
+                             HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(device.get(), pageable.data(), n, cudaMemcpyHostToDevice, stream), where);
+                           })});
+    out.slab_out.push_back({b, timed([&] {
+                              HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(pageable.data(), device.get(), n, cudaMemcpyDeviceToHost, stream), where);
+                            })});
+  }
+  for (int peer : peers) {
+    std::vector<std::pair<double, double>> samples;
+    HETSTENCIL_CUDA_CHECK(cudaSetDevice(peer), where);
+    cuda::DeviceMemory remote(row_bytes, where);
+    HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
+    int can = 0;
+    HETSTENCIL_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, gpu, peer), where);
+    if (can) enable_peer_access(gpu, peer, where);
+    for (double b : row_sizes) {
+      samples.push_back({b, timed([&] {
+                           HETSTENCIL_CUDA_CHECK(cudaMemcpyPeerAsync(remote.get(), peer, device.get(), gpu,
+                                                                     static_cast<std::size_t>(b), stream), where);
+                         })});
+    }
+    out.to_peer.push_back(samples);
+  }
+  return out;
+}
 
 }  // namespace hetstencil

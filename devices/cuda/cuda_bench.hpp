@@ -44,3 +44,25 @@ class GpuLoad {
 };
 
 }  // namespace hetstencil
+
+namespace hetstencil {
+
+/// Robust seconds of one sweep of r rows of width nx on CUDA device `gpu`, for
+/// each r in `rows` (one slab, sized for the largest; random data).
+std::vector<std::pair<std::int64_t, double>> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
+                                                              const std::vector<std::int64_t>& rows, int repetitions);
+
+/// (bytes, seconds) samples of the copies a GPU device makes, timed on the host
+/// as the halo exchange sees them (call, copy and synchronization).
+struct GpuLinkSamples {
+  std::vector<std::pair<double, double>> to_host;    ///< an edge row to pinned host memory
+  std::vector<std::pair<double, double>> from_host;  ///< a ghost row from pageable host memory (a CPU slab)
+  std::vector<std::pair<double, double>> slab_in;    ///< a slab from pageable host memory (set-up)
+  std::vector<std::pair<double, double>> slab_out;   ///< and back (tear-down)
+  std::vector<std::vector<std::pair<double, double>>> to_peer;  ///< a row into each GPU of `peers`
+};
+
+GpuLinkSamples gpu_link_samples(int gpu, const std::vector<int>& peers, const std::vector<double>& row_sizes,
+                                const std::vector<double>& slab_sizes, int repetitions);
+
+}  // namespace hetstencil

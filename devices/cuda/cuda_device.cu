@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <mutex>
-#include <set>
 #include <utility>
 
 #include <spdlog/spdlog.h>
 
 #include "devices/affinity.hpp"
 #include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/peer_access.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
 #include "devices/halo_port.hpp"
@@ -38,20 +37,6 @@ __global__ void row_sums_kernel(const double* __restrict__ segment_sums, const d
   }
   row_sums[r] = total;
   row_max[r] = largest;
-}
-
-// Peer access is a property of the process: enable each pair once.
-void enable_peer_access(int from, int to, const std::string& context) {
-  static std::mutex mutex;
-  static std::set<std::pair<int, int>> enabled;
-  std::lock_guard<std::mutex> lock(mutex);
-  if (!enabled.insert({from, to}).second) return;
-  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
-  if (rc == cudaErrorPeerAccessAlreadyEnabled) {  // by the application
-    (void)cudaGetLastError();
-    return;
-  }
-  HETSTENCIL_CUDA_CHECK(rc, context);
 }
 
 // Checks at most this many iterations apart keep a third buffer, so that the

@@ -2,10 +2,13 @@
 
 #include <cctype>
 #include <cstdio>
+#include <mutex>
+#include <set>
 #include <string>
 
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/cuda_info.hpp"
+#include "devices/cuda/peer_access.hpp"
 
 namespace hetstencil {
 namespace {
@@ -28,6 +31,19 @@ std::string lower(std::string s) {
 }  // namespace
 
 bool cuda_compiled() { return true; }
+
+void enable_peer_access(int from, int to, const std::string& context) {
+  static std::mutex mutex;
+  static std::set<std::pair<int, int>> enabled;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!enabled.insert({from, to}).second) return;
+  const cudaError_t rc = cudaDeviceEnablePeerAccess(to, 0);
+  if (rc == cudaErrorPeerAccessAlreadyEnabled) {  // by the application
+    (void)cudaGetLastError();
+    return;
+  }
+  HETSTENCIL_CUDA_CHECK(rc, context);
+}
 
 int cuda_device_count() {
   int count = 0;

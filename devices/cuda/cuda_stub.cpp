@@ -37,3 +37,16 @@ GpuLoad::~GpuLoad() = default;
 std::int64_t GpuLoad::sweeps() const { return 0; }
 
 }  // namespace hetstencil
+
+namespace hetstencil {
+
+std::vector<std::pair<std::int64_t, double>> gpu_rate_samples(int, Precision, std::int64_t, const std::vector<std::int64_t>&,
+                                                              int) {
+  HETSTENCIL_THROW(NotCompiled, "this build of hetstencil has no CUDA support");
+}
+
+GpuLinkSamples gpu_link_samples(int, const std::vector<int>&, const std::vector<double>&, const std::vector<double>&, int) {
+  HETSTENCIL_THROW(NotCompiled, "this build of hetstencil has no CUDA support");
+}
+
+}  // namespace hetstencil

@@ -13,5 +13,7 @@ using Command = std::function<int()>;
 Command add_solve_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_probe_command(CLI::App& app);
+/// calibrate, profile show and predict share one set of options.
+Command add_model_commands(CLI::App& app);
 
 }  // namespace hetstencil::cli

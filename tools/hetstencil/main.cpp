@@ -16,9 +16,11 @@ int main(int argc, char** argv) {
   app.add_flag("-v,--verbose", verbose, "log what the runtime does (to stderr)");
   std::map<CLI::App*, hetstencil::cli::Command> commands;
   for (auto add : {hetstencil::cli::add_probe_command, hetstencil::cli::add_solve_command,
-                   hetstencil::cli::add_bench_command}) {
+                   hetstencil::cli::add_bench_command, hetstencil::cli::add_model_commands}) {
+    const std::size_t before = app.get_subcommands({}).size();
     hetstencil::cli::Command run = add(app);
-    commands[app.get_subcommands({}).back()] = run;
+    const auto subs = app.get_subcommands({});
+    for (std::size_t k = before; k < subs.size(); ++k) commands[subs[k]] = run;
   }
   // CLI11 would only say that a subcommand is required; name the word instead.
   auto is_command = [&](const std::string& word) {
@@ -28,7 +30,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "hetstencil: unknown command '%s' (commands: probe, solve, bench; see --help)\n", argv[1]);
+    std::fprintf(stderr, "hetstencil: unknown command '%s' (commands: probe, solve, bench, calibrate, profile, predict; see --help)\n", argv[1]);
     return 2;
   }
   try {

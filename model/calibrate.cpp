@@ -1,0 +1,212 @@
+#include "model/calibrate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <random>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "devices/affinity.hpp"
+#include "devices/cpu/cpu_device.hpp"
+#include "devices/cpu/numa_buffer.hpp"
+#include "devices/cuda/cuda_bench.hpp"
+#include "devices/sync.hpp"
+#include "hetstencil/grid.hpp"
+#include "model/robust.hpp"
+#include "runtime/src/dispatch.hpp"
+
+namespace hetstencil {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::vector<std::int64_t> row_counts(std::int64_t most) {
+  std::vector<std::int64_t> rows;
+  for (std::int64_t r = 4; r < most; r *= 4) rows.push_back(r);
+  rows.push_back(most);
+  return rows;
+}
+
+// One row and a few more, to separate latency from bandwidth.
+std::vector<double> row_sizes(double row_bytes) { return {row_bytes, 4 * row_bytes, 16 * row_bytes, 64 * row_bytes}; }
+
+template <class T>
+Grid<T> random_grid(std::int64_t ny, std::int64_t nx) {
+  Grid<T> g(ny, nx);
+  std::mt19937 rng(1);
+  std::uniform_real_distribution<double> dist(0.5, 1.5);
+  for (std::int64_t k = 0; k < g.rows() * g.cols(); ++k) g.data()[k] = static_cast<T>(dist(rng));
+  return g;
+}
+
+class Budget {
+ public:
+  explicit Budget(double seconds) : start_(Clock::now()), seconds_(seconds) {}
+  bool allows(double more) const { return since(start_) + more <= seconds_; }
+  double used() const { return since(start_); }
+
+ private:
+  Clock::time_point start_;
+  double seconds_;
+};
+
+// Every CPU device sweeps at once, point by point, as in a solve: devices that
+// share a memory controller are measured sharing it.
+void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus, Precision precision,
+                const CalibrationOptions& o, std::int64_t most, const Budget& budget, Profile& profile,
+                std::vector<std::string>& skipped) {
+  if (cpus.empty()) return;
+  std::vector<std::unique_ptr<CpuDevice>> devices;
+  for (const DeviceSpec* c : cpus) {
+    devices.push_back(std::make_unique<CpuDevice>(c->info, c->worker_cpus, c->cache_bytes,
+                                                  spin_limit_for(c->info.threads, topology.hardware_threads())));
+  }
+  std::vector<std::vector<RateCurve::Point>> points(cpus.size());
+  dispatch(precision, [&](auto zero) {
+    using T = decltype(zero);
+    Grid<T> grid = random_grid<T>(most, o.nx);
+    StencilJob job;
+    job.precision = precision;
+    job.nx = o.nx;
+    job.ny = most;
+    job.initial = grid.data();
+    job.result = grid.data();
+    for (auto& d : devices) d->attach(job, RowRange{1, most});
+    double last = 0.0;
+    std::int64_t last_rows = 0;
+    for (std::int64_t r : row_counts(most)) {
+      const double estimate = last_rows ? last * static_cast<double>(r) / static_cast<double>(last_rows) : 0.0;
+      if (!budget.allows(estimate * (o.repetitions + 1))) {
+        skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(r) + " rows");
+        break;
+      }
+      std::vector<std::thread> threads;
+      for (std::size_t k = 0; k < devices.size(); ++k) {
+        threads.emplace_back([&, k] { points[k].push_back({r, robust_time(devices[k]->sweep_samples(r, o.repetitions))}); });
+      }
+      for (auto& t : threads) t.join();
+      last = 0.0;
+      for (const auto& p : points) last = std::max(last, p.back().seconds);
+      last_rows = r;
+    }
+    for (auto& d : devices) d->detach();
+  });
+  for (std::size_t k = 0; k < cpus.size(); ++k) {
+    if (points[k].empty()) continue;
+    DeviceProfile& d = profile.devices[cpus[k]->info.name];
+    d.kind = "cpu";
+    d.rates[rate_key(precision, o.nx)] = RateCurve(points[k]);
+  }
+}
+
+// A row pulled by `to`'s first core from a buffer on `from`'s NUMA node.
+TransferCurve cpu_link(const DeviceSpec& from, const DeviceSpec& to, double row_bytes, int repetitions) {
+  const std::vector<double> sizes = row_sizes(row_bytes);
+  const auto bytes = static_cast<std::size_t>(sizes.back());
+  NumaBuffer source(bytes, from.info.numa_node, from.info.name), target(bytes, to.info.numa_node, to.info.name);
+  std::vector<std::pair<double, double>> samples;
+  std::thread puller([&] {
+    bind_current_thread(to.info.name, to.worker_cpus.empty() ? std::vector<int>{} : to.worker_cpus.front());
+    std::memset(source.data(), 1, bytes);
+    std::memset(target.data(), 0, bytes);
+    for (double b : sizes) {
+      std::vector<double> t;
+      for (int rep = -2; rep < 10 * repetitions; ++rep) {
+        const Clock::time_point begin = Clock::now();
+        std::memcpy(target.data(), source.data(), static_cast<std::size_t>(b));
+        if (rep >= 0) t.push_back(since(begin));
+      }
+      samples.push_back({b, robust_time(t)});
+    }
+  });
+  puller.join();
+  return TransferCurve::fit(samples);
+}
+
+}  // namespace
+
+Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
+                      const CalibrationOptions& o, Profile profile) {
+  const Budget budget(o.budget_s);
+  Calibration out;
+  profile.fingerprint = fingerprint_of(topology);
+  const std::int64_t most = o.max_rows > 0 ? o.max_rows : o.nx;
+  std::vector<const DeviceSpec*> cpus, gpus;
+  for (const auto& d : devices) (d.info.kind == DeviceKind::Gpu ? gpus : cpus).push_back(&d);
+
+  // Links first: they are quick, and the curves use what is left.
+  const double row_bytes = static_cast<double>((o.nx + 2) * static_cast<std::int64_t>(value_bytes(o.precisions.front())));
+  for (const DeviceSpec* a : cpus) {
+    for (const DeviceSpec* b : cpus) {
+      if (a != b) profile.links[link_key(a->info.name, b->info.name)] = cpu_link(*a, *b, row_bytes, o.repetitions);
+    }
+  }
+  if (!gpus.empty()) {
+    // Every GPU copies at once, as in a halo exchange: the figures are for a loaded machine.
+    std::vector<GpuLinkSamples> samples(gpus.size());
+    std::vector<std::exception_ptr> errors(gpus.size());
+    std::vector<std::thread> threads;
+    const std::vector<double> slabs = {16.0 * (1 << 20), 64.0 * (1 << 20)};
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      threads.emplace_back([&, k] {
+        try {
+          std::vector<int> peers;
+          for (const DeviceSpec* g : gpus) {
+            if (g != gpus[k]) peers.push_back(g->gpu);
+          }
+          samples[k] = gpu_link_samples(gpus[k]->gpu, peers, row_sizes(row_bytes), slabs, o.repetitions);
+        } catch (...) {
+          errors[k] = std::current_exception();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& e : errors) {
+      if (e) std::rethrow_exception(e);
+    }
+    for (std::size_t k = 0; k < gpus.size(); ++k) {
+      const std::string& g = gpus[k]->info.name;
+      DeviceProfile& d = profile.devices[g];
+      d.setup_in = TransferCurve::fit(samples[k].slab_in);
+      d.setup_out = TransferCurve::fit(samples[k].slab_out);
+      for (const DeviceSpec* c : cpus) {
+        profile.links[link_key(g, c->info.name)] = TransferCurve::fit(samples[k].to_host);
+        profile.links[link_key(c->info.name, g)] = TransferCurve::fit(samples[k].from_host);
+      }
+      std::size_t p = 0;
+      for (const DeviceSpec* other : gpus) {
+        if (other != gpus[k]) profile.links[link_key(g, other->info.name)] = TransferCurve::fit(samples[k].to_peer[p++]);
+      }
+    }
+  }
+  profile.link_conditions = gpus.empty() ? "CPU rows copied by the receiving socket, one link at a time"
+                                         : "GPU copies timed on the host with every GPU copying at once; CPU rows "
+                                           "copied by the receiving socket, one link at a time";
+
+  for (Precision precision : o.precisions) {
+    cpu_curves(topology, cpus, precision, o, most, budget, profile, out.skipped);
+    for (const DeviceSpec* g : gpus) {
+      if (!budget.allows(0.5)) {
+        out.skipped.push_back(g->info.name + " " + to_string(precision));
+        continue;
+      }
+      std::vector<RateCurve::Point> points;
+      for (const auto& [rows, seconds] : gpu_rate_samples(g->gpu, precision, o.nx, row_counts(most), o.repetitions)) {
+        points.push_back({rows, seconds});
+      }
+      DeviceProfile& d = profile.devices[g->info.name];
+      d.kind = "gpu";
+      d.rates[rate_key(precision, o.nx)] = RateCurve(points);
+    }
+  }
+  out.seconds = budget.used();
+  out.profile = std::move(profile);
+  return out;
+}
+
+}  // namespace hetstencil

@@ -1,0 +1,35 @@
+// Calibration: measure every device's rate curve and every link's transfer
+// curve on this machine, within a time budget.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "devices/device_map.hpp"
+#include "model/profile.hpp"
+
+namespace hetstencil {
+
+struct CalibrationOptions {
+  std::vector<Precision> precisions{Precision::Double};
+  std::int64_t nx = 2048;     ///< the row width the curves are for
+  std::int64_t max_rows = 0;  ///< the most rows a device is measured with (0: nx)
+  double budget_s = 10.0;     ///< points that would not fit are skipped, and said so
+  int repetitions = 7;        ///< timed runs per point after a warm-up; their robust median counts
+};
+
+struct Calibration {
+  Profile profile;
+  double seconds = 0.0;
+  std::vector<std::string> skipped;
+};
+
+/// Rate curves at rows 4, 16, 64, ... up to max_rows for every device and
+/// precision (the CPU devices all sweeping at once, as in a solve, so that
+/// those sharing memory are measured sharing it); one-row-and-more transfers for every pair of devices (GPU links
+/// measured with all GPUs copying at once, as in a halo exchange); GPU slab
+/// set-up and tear-down. Results are merged into `profile`.
+Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
+                      const CalibrationOptions& options, Profile profile);
+
+}  // namespace hetstencil

@@ -1,0 +1,189 @@
+// hetstencil calibrate | profile show | predict: the model from the command line.
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "devices/cuda/cuda_info.hpp"
+#include "devices/device_map.hpp"
+#include "hetstencil/error.hpp"
+#include "model/calibrate.hpp"
+#include "model/predict.hpp"
+#include "partition/even_split.hpp"
+#include "tools/hetstencil/commands.hpp"
+#include "tools/hetstencil/machine_options.hpp"
+
+namespace hetstencil::cli {
+namespace {
+
+struct ModelOptions {
+  RuntimeOptions machine;
+  std::string profile;  // "" : this machine's default path
+  std::string precision = "double";
+  std::int64_t nx = 2048;
+  std::int64_t ny = 0;
+  std::int64_t max_rows = 0;
+  std::int64_t iterations = 1000;
+  double budget = 10.0;
+  std::vector<std::int64_t> rows;
+  bool json = false;
+};
+
+std::vector<Precision> precisions_of(const std::string& choice) {
+  if (choice == "both") return {Precision::Float, Precision::Double};
+  return {parse_precision(choice)};
+}
+
+std::string profile_path(const ModelOptions& o, const Topology& t) {
+  return o.profile.empty() ? default_profile_path(fingerprint_of(t).host) : o.profile;
+}
+
+void print_profile(const Profile& p) {
+  fmt::print("profile of {} ({}, {} sockets, {} cores, {} GPUs), kernels {}\n", p.fingerprint.host,
+             p.fingerprint.cpu_model, p.fingerprint.sockets, p.fingerprint.cores, p.fingerprint.gpus.size(),
+             p.fingerprint.kernels);
+  fmt::print("{:<8} {:<16} {:>9} {:>12} {:>10}\n", "device", "precision/nx", "rows", "ms/iter", "GCells/s");
+  for (const auto& [name, d] : p.devices) {
+    for (const auto& [key, curve] : d.rates) {
+      const std::int64_t nx = std::stoll(key.substr(key.find('/') + 1));
+      for (const auto& pt : curve.points()) {
+        fmt::print("{:<8} {:<16} {:>9} {:>12.4f} {:>10.2f}\n", name, key, pt.rows, pt.seconds * 1e3,
+                   static_cast<double>(pt.rows * nx) / pt.seconds / 1e9);
+      }
+    }
+    if (!d.setup_in.empty()) {
+      fmt::print("{:<8} set-up {:.1f} GB/s + {:.1f} us, tear-down {:.1f} GB/s + {:.1f} us\n", name,
+                 d.setup_in.bytes_per_s / 1e9, d.setup_in.latency_s * 1e6, d.setup_out.bytes_per_s / 1e9,
+                 d.setup_out.latency_s * 1e6);
+    }
+  }
+  fmt::print("{:<16} {:>12} {:>10}   ({})\n", "link (a row)", "latency_us", "GB/s", p.link_conditions);
+  for (const auto& [key, c] : p.links) {
+    fmt::print("{:<16} {:>12.2f} {:>10.2f}\n", key, c.latency_s * 1e6, c.bytes_per_s / 1e9);
+  }
+}
+
+int run_calibrate(const ModelOptions& o) {
+  const Topology t = load_topology(o.machine.topology);
+  if (!t.this_machine) HETSTENCIL_THROW(InvalidArgument, "calibration measures this machine; drop --topology/--synthetic");
+  const auto devices = map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
+                                                       o.machine.devices, cuda_compiled()});
+  const std::string path = profile_path(o, t);
+  const Fingerprint here = fingerprint_of(t);
+  Profile base = load_profile(path, &here).value_or(Profile{});
+  CalibrationOptions c;
+  c.precisions = precisions_of(o.precision);
+  c.nx = o.nx;
+  c.max_rows = o.max_rows;
+  c.budget_s = o.budget;
+  const Calibration cal = calibrate(t, devices, c, base);
+  save_profile(path, cal.profile);
+  if (o.json) {
+    fmt::print("{}\n", to_json(cal.profile));
+    return 0;
+  }
+  print_profile(cal.profile);
+  fmt::print("calibrated in {:.2f} s (budget {:.1f} s); saved to {}\n", cal.seconds, o.budget, path);
+  for (const auto& s : cal.skipped) fmt::print("skipped (budget): {}\n", s);
+  return 0;
+}
+
+int run_profile_show(const ModelOptions& o) {
+  const Topology t = load_topology(o.machine.topology);
+  const std::string path = profile_path(o, t);
+  const auto p = load_profile(path, nullptr);
+  if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
+  if (o.json) {
+    fmt::print("{}\n", to_json(*p));
+  } else {
+    print_profile(*p);
+  }
+  return 0;
+}
+
+int run_predict(const ModelOptions& o) {
+  const Topology t = load_topology(o.machine.topology);
+  const std::string path = profile_path(o, t);
+  const Fingerprint here = fingerprint_of(t);
+  // A given profile describes its own machine; the default one must be this machine's.
+  const auto p = load_profile(path, o.profile.empty() ? &here : nullptr);
+  if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
+  const auto specs = map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
+                                                     o.machine.devices, t.this_machine ? cuda_compiled() : true});
+  const std::int64_t ny = o.ny > 0 ? o.ny : o.nx;
+  if (!o.rows.empty() && o.rows.size() != specs.size()) {
+    HETSTENCIL_THROW(InvalidArgument, "--rows gives " + std::to_string(o.rows.size()) + " counts for " +
+                                          std::to_string(specs.size()) + " devices");
+  }
+  std::vector<PlannedDevice> planned;
+  std::int64_t total = 0;
+  for (std::size_t k = 0; k < specs.size(); ++k) {
+    const std::int64_t rows = o.rows.empty() ? even_block(ny, static_cast<std::int64_t>(specs.size()), static_cast<std::int64_t>(k)).size() : o.rows[k];
+    planned.push_back({specs[k].info.name, specs[k].info.kind, rows});
+    total += rows;
+  }
+  if (total != ny) HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not ny = " + std::to_string(ny));
+  const Precision precision = parse_precision(o.precision);
+  const Prediction pr = predict(*p, planned, precision, o.nx, o.iterations);
+  fmt::print("{:<8} {:>9} {:>12} {:>12} {:>12} {:>12}\n", "device", "rows", "compute_ms", "exchange_ms", "exposed_ms",
+             "iter_ms");
+  for (const auto& d : pr.devices) {
+    fmt::print("{:<8} {:>9} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f}\n", d.name, d.rows, d.compute_s * 1e3,
+               d.exchange_s * 1e3, d.exposed_s * 1e3, d.iteration_s * 1e3);
+  }
+  fmt::print("{} x {} {}, {} iterations: {:.4f} ms an iteration, set-up {:.4f} s, tear-down {:.4f} s, total {:.4f} s\n",
+             o.nx, ny, to_string(precision), o.iterations, pr.iteration_s * 1e3, pr.setup_s, pr.teardown_s,
+             pr.total_s);
+  for (const auto& n : pr.notes) fmt::print("note: {}\n", n);
+  return 0;
+}
+
+void add_profile_option(CLI::App* sub, ModelOptions& o) {
+  sub->add_option("--profile", o.profile, "profile file (default: this machine's, under $XDG_CACHE_HOME/hetstencil)");
+}
+
+}  // namespace
+
+Command add_model_commands(CLI::App& app) {
+  auto o = std::make_shared<ModelOptions>();
+  auto mode = std::make_shared<std::string>();
+  CLI::App* cal = app.add_subcommand("calibrate", "Measure every device's rate curve and every link, save the profile");
+  cal->add_option("--nx", o->nx, "row width to calibrate for")->check(CLI::PositiveNumber)->capture_default_str();
+  cal->add_option("--max-rows", o->max_rows, "most rows measured on a device (default: nx)")->check(CLI::NonNegativeNumber);
+  cal->add_option("--precision", o->precision, "float, double or both")
+      ->check(CLI::IsMember({"float", "double", "both"}))->capture_default_str();
+  cal->add_option("--budget", o->budget, "seconds the calibration may take; what does not fit is skipped and said")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  cal->add_flag("--json", o->json, "print the profile as JSON");
+  add_machine_options(cal, o->machine);
+  add_profile_option(cal, *o);
+  cal->callback([mode] { *mode = "calibrate"; });
+
+  CLI::App* profile = app.add_subcommand("profile", "The saved profile");
+  profile->require_subcommand(1);
+  CLI::App* show = profile->add_subcommand("show", "Print the profile's curves");
+  show->add_flag("--json", o->json, "print it as JSON");
+  add_profile_option(show, *o);
+  show->callback([mode] { *mode = "show"; });
+
+  CLI::App* pred = app.add_subcommand("predict", "Predict a split's time per device and in total from the profile");
+  pred->add_option("--nx", o->nx, "interior points per row")->check(CLI::PositiveNumber)->capture_default_str();
+  pred->add_option("--ny", o->ny, "interior rows (default: nx)")->check(CLI::PositiveNumber);
+  pred->add_option("--precision", o->precision, "float or double")->check(CLI::IsMember({"float", "double"}))
+      ->capture_default_str();
+  pred->add_option("--iters", o->iterations, "iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
+  pred->add_option("--rows", o->rows, "rows per device, in device order (default: even)")->delimiter(',');
+  add_machine_options(pred, o->machine);
+  add_profile_option(pred, *o);
+  pred->callback([mode] { *mode = "predict"; });
+
+  return [o, mode] {
+    if (*mode == "calibrate") return run_calibrate(*o);
+    if (*mode == "show") return run_profile_show(*o);
+    return run_predict(*o);
+  };
+}
+
+}  // namespace hetstencil::cli
