@@ -66,7 +66,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     devices.push_back(std::make_unique<CpuDevice>(c->info, c->worker_cpus, c->cache_bytes,
                                                   spin_limit_for(c->info.threads, topology.hardware_threads())));
   }
-  std::vector<std::vector<RateCurve::Point>> points(cpus.size());
+  std::vector<std::vector<RateCurve::Point>> points(cpus.size()), checks(cpus.size());
   dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
     Grid<T> grid = random_grid<T>(most, o.nx);
@@ -81,13 +81,16 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     std::int64_t last_rows = 0;
     for (std::int64_t r : row_counts(most)) {
       const double estimate = last_rows ? last * static_cast<double>(r) / static_cast<double>(last_rows) : 0.0;
-      if (!budget.allows(estimate * (o.repetitions + 1))) {
+      if (!budget.allows(2 * estimate * (o.repetitions + 1))) {
         skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(r) + " rows");
         break;
       }
       std::vector<std::thread> threads;
       for (std::size_t k = 0; k < devices.size(); ++k) {
-        threads.emplace_back([&, k] { points[k].push_back({r, robust_time(devices[k]->sweep_samples(r, o.repetitions))}); });
+        threads.emplace_back([&, k] {
+          points[k].push_back({r, robust_time(devices[k]->sweep_samples(r, o.repetitions))});
+          checks[k].push_back({r, robust_time(devices[k]->sweep_samples(r, o.repetitions, true))});
+        });
       }
       for (auto& t : threads) t.join();
       last = 0.0;
@@ -101,6 +104,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     DeviceProfile& d = profile.devices[cpus[k]->info.name];
     d.kind = "cpu";
     d.rates[rate_key(precision, o.nx)] = RateCurve(points[k]);
+    d.checks[rate_key(precision, o.nx)] = RateCurve(checks[k]);
   }
 }
 
@@ -195,13 +199,15 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
         out.skipped.push_back(g->info.name + " " + to_string(precision));
         continue;
       }
-      std::vector<RateCurve::Point> points;
-      for (const auto& [rows, seconds] : gpu_rate_samples(g->gpu, precision, o.nx, row_counts(most), o.repetitions)) {
-        points.push_back({rows, seconds});
+      std::vector<RateCurve::Point> points, checks;
+      for (const GpuRateSample& sample : gpu_rate_samples(g->gpu, precision, o.nx, row_counts(most), o.repetitions)) {
+        points.push_back({sample.rows, sample.sweep_s});
+        checks.push_back({sample.rows, std::max(0.0, sample.checked_sweep_s - sample.sweep_s)});
       }
       DeviceProfile& d = profile.devices[g->info.name];
       d.kind = "gpu";
       d.rates[rate_key(precision, o.nx)] = RateCurve(points);
+      d.checks[rate_key(precision, o.nx)] = RateCurve(checks);
     }
   }
   out.seconds = budget.used();

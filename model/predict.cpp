@@ -7,9 +7,10 @@
 namespace hetstencil {
 
 Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
-                   std::int64_t nx, std::int64_t iterations) {
+                   std::int64_t nx, const StopRule& stop) {
   Prediction out;
-  out.iterations = iterations;
+  out.iterations = stop.max_iterations;
+  for (std::int64_t t = 0; t <= stop.max_iterations; ++t) out.checks += stop.checks_at(t) ? 1 : 0;
   const double row_bytes = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
   auto link = [&](const std::string& from, const std::string& to) {
     const auto it = profile.links.find(link_key(from, to));
@@ -50,12 +51,19 @@ Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& dev
       p.exposed_s = p.exchange_s;
     }
     p.iteration_s = p.compute_s + p.exposed_s;
+    if (const auto check = profile.check(d.name, precision, nx)) {
+      p.check_s = check->seconds(d.rows);
+    } else {
+      out.notes.push_back("no check figures for " + d.name + ": checks taken as free");
+    }
     out.iteration_s = std::max(out.iteration_s, p.iteration_s);
+    out.check_s = std::max(out.check_s, p.check_s);
     out.setup_s = std::max(out.setup_s, p.setup_s);
     out.teardown_s = std::max(out.teardown_s, p.teardown_s);
     out.devices.push_back(p);
   }
-  out.total_s = out.setup_s + static_cast<double>(iterations) * out.iteration_s + out.teardown_s;
+  out.total_s = out.setup_s + static_cast<double>(out.iterations) * out.iteration_s +
+                static_cast<double>(out.checks) * out.check_s + out.teardown_s;
   std::sort(out.notes.begin(), out.notes.end());
   out.notes.erase(std::unique(out.notes.begin(), out.notes.end()), out.notes.end());
   return out;

@@ -25,6 +25,7 @@ struct DevicePrediction {
   double exchange_s = 0.0;   ///< its ghost rows' trips from the neighbours (and its edges' to host neighbours)
   double exposed_s = 0.0;    ///< the part of the exchange not hidden behind its interior sweep
   double iteration_s = 0.0;  ///< compute + exposed
+  double check_s = 0.0;      ///< what one residual check adds
   double setup_s = 0.0;      ///< its slab to the device (GPUs; CPU slabs are filled in place)
   double teardown_s = 0.0;   ///< and back
 };
@@ -32,18 +33,21 @@ struct DevicePrediction {
 struct Prediction {
   std::vector<DevicePrediction> devices;
   std::int64_t iterations = 0;
+  std::int64_t checks = 0;   ///< residual checks (every device takes part in each)
   double iteration_s = 0.0;  ///< the slowest device's: neighbours wait for each other
+  double check_s = 0.0;      ///< the slowest device's check
   double setup_s = 0.0;      ///< devices are set up in parallel: the slowest
   double teardown_s = 0.0;
-  double total_s = 0.0;      ///< set-up + iterations x iteration + tear-down
+  double total_s = 0.0;      ///< set-up + iterations x iteration + checks x check + tear-down
   std::vector<std::string> notes;  ///< what the model could not find and assumed
 };
 
-/// A CPU device exchanges after its sweep (the exchange is exposed); a GPU
-/// sweeps its edge rows first and exchanges while the interior runs, so only
-/// the excess over the interior sweep is exposed. Throws InvalidArgument when
-/// a device has no rate curve for the precision.
+/// The whole run of `stop` (all max_iterations: a tolerance may end it
+/// sooner). A CPU device exchanges after its sweep (the exchange is exposed); a
+/// GPU sweeps its edge rows first and exchanges while the interior runs, so only
+/// the excess over the interior sweep is exposed. Throws InvalidArgument when a
+/// device has no rate curve for the precision.
 Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
-                   std::int64_t nx, std::int64_t iterations);
+                   std::int64_t nx, const StopRule& stop);
 
 }  // namespace hetstencil

@@ -41,6 +41,26 @@ TransferCurve curve_from(const json& j) {
   return c;
 }
 
+json curves_json(const std::map<std::string, RateCurve>& curves) {
+  json out = json::object();
+  for (const auto& [key, curve] : curves) {
+    json points = json::array();
+    for (const auto& pt : curve.points()) points.push_back({pt.rows, pt.seconds});
+    out[key] = points;
+  }
+  return out;
+}
+
+std::map<std::string, RateCurve> curves_from(const json& j) {
+  std::map<std::string, RateCurve> out;
+  for (const auto& [key, points] : j.items()) {
+    std::vector<RateCurve::Point> pts;
+    for (const auto& pt : points) pts.push_back({pt.at(0).get<std::int64_t>(), pt.at(1).get<double>()});
+    out[key] = RateCurve(pts);
+  }
+  return out;
+}
+
 void make_directories(const std::string& dir) {
   for (std::size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     const std::string part = dir.substr(0, slash);
@@ -84,16 +104,19 @@ Fingerprint fingerprint_of(const Topology& t) {
 std::string rate_key(Precision precision, std::int64_t nx) { return to_string(precision) + "/" + std::to_string(nx); }
 std::string link_key(const std::string& from, const std::string& to) { return from + "->" + to; }
 
-std::optional<RateCurve> Profile::rate(const std::string& device, Precision precision, std::int64_t nx) const {
-  const auto d = devices.find(device);
-  if (d == devices.end()) return std::nullopt;
-  const auto exact = d->second.rates.find(rate_key(precision, nx));
-  if (exact != d->second.rates.end()) return exact->second;
+namespace {
+
+// The curve for this precision and width, or the nearest measured width's
+// scaled by nx / its nx.
+std::optional<RateCurve> nearest_curve(const std::map<std::string, RateCurve>& curves, Precision precision,
+                                       std::int64_t nx) {
+  const auto exact = curves.find(rate_key(precision, nx));
+  if (exact != curves.end()) return exact->second;
   // The nearest width (by ratio) of the same precision, its times scaled by nx.
   const std::string prefix = to_string(precision) + "/";
   std::optional<RateCurve> best;
   double best_distance = std::numeric_limits<double>::infinity();
-  for (const auto& [key, curve] : d->second.rates) {
+  for (const auto& [key, curve] : curves) {
     if (key.rfind(prefix, 0) != 0) continue;
     const double measured_nx = std::stod(key.substr(prefix.size()));
     const double distance = std::fabs(std::log(measured_nx / static_cast<double>(nx)));
@@ -105,16 +128,22 @@ std::optional<RateCurve> Profile::rate(const std::string& device, Precision prec
   return best;
 }
 
+}  // namespace
+
+std::optional<RateCurve> Profile::rate(const std::string& device, Precision precision, std::int64_t nx) const {
+  const auto d = devices.find(device);
+  return d == devices.end() ? std::nullopt : nearest_curve(d->second.rates, precision, nx);
+}
+
+std::optional<RateCurve> Profile::check(const std::string& device, Precision precision, std::int64_t nx) const {
+  const auto d = devices.find(device);
+  return d == devices.end() ? std::nullopt : nearest_curve(d->second.checks, precision, nx);
+}
+
 std::string to_json(const Profile& p, int indent) {
   json devices = json::object();
   for (const auto& [name, d] : p.devices) {
-    json rates = json::object();
-    for (const auto& [key, curve] : d.rates) {
-      json points = json::array();
-      for (const auto& pt : curve.points()) points.push_back({pt.rows, pt.seconds});
-      rates[key] = points;
-    }
-    json device = {{"kind", d.kind}, {"rates", rates}};
+    json device = {{"kind", d.kind}, {"rates", curves_json(d.rates)}, {"checks", curves_json(d.checks)}};
     if (!d.setup_in.empty()) device["setup_in"] = curve_json(d.setup_in);
     if (!d.setup_out.empty()) device["setup_out"] = curve_json(d.setup_out);
     devices[name] = device;
@@ -152,11 +181,8 @@ Profile profile_from_json(const std::string& text) {
     for (const auto& [name, d] : j.at("devices").items()) {
       DeviceProfile device;
       device.kind = d.at("kind").get<std::string>();
-      for (const auto& [key, points] : d.at("rates").items()) {
-        std::vector<RateCurve::Point> pts;
-        for (const auto& pt : points) pts.push_back({pt.at(0).get<std::int64_t>(), pt.at(1).get<double>()});
-        device.rates[key] = RateCurve(pts);
-      }
+      device.rates = curves_from(d.at("rates"));
+      device.checks = curves_from(d.value("checks", json::object()));
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));
       if (d.contains("setup_out")) device.setup_out = curve_from(d.at("setup_out"));
       p.devices[name] = device;

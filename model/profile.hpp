@@ -36,7 +36,8 @@ Fingerprint fingerprint_of(const Topology& topology);
 
 struct DeviceProfile {
   std::string kind;                        ///< "cpu" or "gpu"
-  std::map<std::string, RateCurve> rates;  ///< by rate_key(precision, nx)
+  std::map<std::string, RateCurve> rates;   ///< by rate_key(precision, nx): one sweep of r rows
+  std::map<std::string, RateCurve> checks;  ///< likewise: what a residual check adds to an iteration
   TransferCurve setup_in;                  ///< a GPU's slab, host to device (empty for CPUs)
   TransferCurve setup_out;                 ///< and back
 };
@@ -52,6 +53,8 @@ struct Profile {
   /// or the nearest measured width's scaled by nx / its nx. nullptr when the
   /// device has none for the precision.
   std::optional<RateCurve> rate(const std::string& device, Precision precision, std::int64_t nx) const;
+  /// The same for the cost of a residual check.
+  std::optional<RateCurve> check(const std::string& device, Precision precision, std::int64_t nx) const;
 };
 
 std::string rate_key(Precision precision, std::int64_t nx);

@@ -81,5 +81,17 @@ for k in 2 4; do
   solve ${k}gpu-f16k-1000-res100 --devices "$list" --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 100
 done
 
+step "model: calibration, predicted vs measured time per iteration"
+export XDG_CACHE_HOME=$out/cache
+mkdir -p "$XDG_CACHE_HOME"
+tools/model-check.sh $bin 16384 float 200 "gpu0 16384" "cpu0,gpu0 8192,8192" "cpu0,gpu0 512,15872" \
+  | tee "$out/model-16384.txt"
+tools/model-check.sh $bin 1024 float 2000 "gpu0 1024" "cpu0,gpu0 512,512" "cpu0,gpu0 64,960" \
+  | tee "$out/model-1024.txt"
+while read -r devices rows predicted measured error; do
+  record "model $devices $rows" "predicted ${predicted} ms, measured ${measured} ms, ${error}"
+done < <(grep -hE '^(cpu|gpu)' "$out/model-16384.txt" "$out/model-1024.txt")
+record "calibration" "$(grep -h '^calibrated' "$out"/model-*.txt | sed 's/; saved.*//' | tr '\n' ' ')"
+
 step "summary"
 printf '%s\n' "${summary[@]}"

@@ -96,6 +96,23 @@ void CpuDevice::sweep_rows(int worker, int from, std::int64_t count) {
   if (streaming_) stream_fence();  // the rows must be visible before the barrier
 }
 
+// A worker's rows' residual sums into row_sums_, its largest |rho| into worker_max_.
+template <class T>
+void CpuDevice::residual_rows(int worker, int current, std::int64_t count) {
+  const Block b = worker_rows(worker, count);
+  const T* h2f = static_cast<const T*>(job_->h2f);
+  double max_abs = 0.0;
+  for (std::int64_t r = b.begin; r < b.end; ++r) {
+    const std::int64_t global = rows_.first - 1 + r;
+    const RowResidual rr = residual_row<T>(row<T>(current, r - 1), row<T>(current, r), row<T>(current, r + 1),
+                                           h2f ? h2f + global * job_->cols() : nullptr,
+                                           global == job_->spike_row ? job_->spike_col : -1, job_->nx);
+    row_sums_[static_cast<std::size_t>(r - 1)] = rr.sum_sq;
+    max_abs = std::max(max_abs, rr.max_abs);
+  }
+  worker_max_[static_cast<std::size_t>(worker)] = max_abs;
+}
+
 template <class T>
 void CpuDevice::copy_rows(int worker, int from) {
   const Block b = worker_rows(worker);
@@ -111,22 +128,11 @@ template <class T>
 void CpuDevice::run_iterations(int worker, HaloPort& port) {
   const bool leader = worker == 0;
   const Clock::time_point start = Clock::now();
-  const T* h2f = static_cast<const T*>(job_->h2f);
   for (std::int64_t t = 0;; ++t) {
     const int current = static_cast<int>(t % 2);
     if (job_->stop.checks_at(t)) {
       const Clock::time_point begin = Clock::now();
-      const Block b = worker_rows(worker);
-      double max_abs = 0.0;
-      for (std::int64_t r = b.begin; r < b.end; ++r) {
-        const std::int64_t global = rows_.first - 1 + r;
-        const RowResidual rr = residual_row<T>(row<T>(current, r - 1), row<T>(current, r), row<T>(current, r + 1),
-                                               h2f ? h2f + global * job_->cols() : nullptr,
-                                               global == job_->spike_row ? job_->spike_col : -1, job_->nx);
-        row_sums_[static_cast<std::size_t>(r - 1)] = rr.sum_sq;
-        max_abs = std::max(max_abs, rr.max_abs);
-      }
-      worker_max_[static_cast<std::size_t>(worker)] = max_abs;
+      residual_rows<T>(worker, current, rows_.count);
       team_.sync();
       if (leader) {
         const double device_max = *std::max_element(worker_max_.begin(), worker_max_.end());
@@ -216,7 +222,7 @@ CpuDevice::SweepVsCopy CpuDevice::bench(int repetitions) {
   return {median(sweeps), median(copies)};
 }
 
-std::vector<double> CpuDevice::sweep_samples(std::int64_t rows, int repetitions) {
+std::vector<double> CpuDevice::sweep_samples(std::int64_t rows, int repetitions, bool residual) {
   rows = std::min(rows, rows_.count);
   std::vector<double> samples;
   dispatch(job_->precision, [&](auto zero) {
@@ -225,7 +231,11 @@ std::vector<double> CpuDevice::sweep_samples(std::int64_t rows, int repetitions)
       for (int rep = -1; rep < repetitions; ++rep) {
         team_.sync();
         const Clock::time_point begin = Clock::now();
-        sweep_rows<T>(w, 0, rows);
+        if (residual) {
+          residual_rows<T>(w, 0, rows);
+        } else {
+          sweep_rows<T>(w, 0, rows);
+        }
         team_.sync();
         if (w == 0 && rep >= 0) samples.push_back(seconds_since(begin));
       }

@@ -35,8 +35,9 @@ class CpuDevice final : public Device {
   };
   SweepVsCopy bench(int repetitions);
   /// Seconds of each of `repetitions` sweeps (after a warm-up) over the first
-  /// `rows` rows of the attached slab, by all workers: the calibration's samples.
-  std::vector<double> sweep_samples(std::int64_t rows, int repetitions);
+  /// `rows` rows of the attached slab, by all workers: the calibration's
+  /// samples; with `residual`, of the residual pass a check makes instead.
+  std::vector<double> sweep_samples(std::int64_t rows, int repetitions, bool residual = false);
   /// Whether sweeps of the attached slab use non-temporal stores (slabs larger
   /// than the last-level cache do).
   bool streaming_stores() const { return streaming_; }
@@ -48,6 +49,8 @@ class CpuDevice final : public Device {
   void attach_rows(int worker);
   template <class T>
   void sweep_rows(int worker, int from, std::int64_t count);
+  template <class T>
+  void residual_rows(int worker, int current, std::int64_t count);
   template <class T>
   void copy_rows(int worker, int from);
   template <class T>

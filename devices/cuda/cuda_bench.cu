@@ -27,7 +27,7 @@ __global__ void fill_random(T* p, std::size_t count) {
 }
 
 template <class F>
-double median_ms(const std::string& what, int repetitions, cudaStream_t stream, F&& body) {
+double median_seconds(const std::string& what, int repetitions, cudaStream_t stream, F&& body) {
   cuda::Event begin(what, true), end(what, true);
   std::vector<float> ms;
   for (int rep = -2; rep < repetitions; ++rep) {  // two warm-ups
@@ -68,14 +68,14 @@ GpuSweepTiming time_size(int gpu, std::int64_t n, int repetitions) {
   a.row_end = n + 1;
   a.segment_sums = segment_sums.get<double>();
   a.segment_max = segment_max.get<double>();
-  r.sweep_s = median_ms(where, repetitions, stream, [&] {
+  r.sweep_s = median_seconds(where, repetitions, stream, [&] {
     cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
   });
-  r.sweep_residual_s = median_ms(where, repetitions, stream, [&] {
+  r.sweep_residual_s = median_seconds(where, repetitions, stream, [&] {
     cuda::launch_sweep<T, true, true>(u.get<T>(), v.get<T>(), nullptr, a, stream);
   });
   const std::size_t bytes = static_cast<std::size_t>(n) * static_cast<std::size_t>(n) * sizeof(T);
-  r.copy_s = median_ms(where, repetitions, stream, [&] {
+  r.copy_s = median_seconds(where, repetitions, stream, [&] {
     HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(v.get(), u.get(), bytes, cudaMemcpyDeviceToDevice, stream), where);
   });
   HETSTENCIL_CUDA_CHECK(cudaGetLastError(), where);
@@ -169,8 +169,8 @@ std::int64_t GpuLoad::sweeps() const { return impl_->sweeps.load(); }
 
 namespace hetstencil {
 
-std::vector<std::pair<std::int64_t, double>> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
-                                                              const std::vector<std::int64_t>& rows, int repetitions) {
+std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
+                                            const std::vector<std::int64_t>& rows, int repetitions) {
   const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its sweep";
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
   return dispatch(precision, [&](auto zero) {
@@ -178,28 +178,29 @@ std::vector<std::pair<std::int64_t, double>> gpu_rate_samples(int gpu, Precision
     const std::int64_t most = *std::max_element(rows.begin(), rows.end());
     const cuda::SlabLayout layout = cuda::make_layout<T>(nx);
     const std::size_t slab = static_cast<std::size_t>((most + 2) * layout.pitch) * sizeof(T);
-    cuda::DeviceMemory u(slab, where), v(slab, where);
+    const std::size_t sums = static_cast<std::size_t>(most * layout.segments) * sizeof(double);
+    cuda::DeviceMemory u(slab, where), v(slab, where), segment_sums(sums, where), segment_max(sums, where);
     fill_random<T><<<1024, 256>>>(u.get<T>(), slab / sizeof(T));
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), where);
     cuda::Stream stream(where);
-    cuda::Event begin(where, true), end(where, true);
-    std::vector<std::pair<std::int64_t, double>> out;
+    std::vector<GpuRateSample> out;
     for (std::int64_t r : rows) {
       cuda::SweepArgs a;
       a.layout = layout;
       a.row_begin = 1;
       a.row_end = r + 1;
-      std::vector<double> samples;
-      for (int rep = -2; rep < repetitions; ++rep) {
-        HETSTENCIL_CUDA_CHECK(cudaEventRecord(begin, stream), where);
-        cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
-        HETSTENCIL_CUDA_CHECK(cudaEventRecord(end, stream), where);
-        HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(end), where);
-        float ms = 0.0f;
-        HETSTENCIL_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end), where);
-        if (rep >= 0) samples.push_back(ms * 1e-3);
+      a.segment_sums = segment_sums.get<double>();
+      a.segment_max = segment_max.get<double>();
+      std::vector<double> plain, checked;
+      for (int rep = 0; rep < repetitions; ++rep) {
+        plain.push_back(median_seconds(where, 1, stream, [&] {
+          cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
+        }));
+        checked.push_back(median_seconds(where, 1, stream, [&] {
+          cuda::launch_sweep<T, true, true>(u.get<T>(), v.get<T>(), nullptr, a, stream);
+        }));
       }
-      out.push_back({r, robust_time(samples)});
+      out.push_back({r, robust_time(plain), robust_time(checked)});
     }
     return out;
   });

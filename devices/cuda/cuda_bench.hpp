@@ -47,10 +47,16 @@ class GpuLoad {
 
 namespace hetstencil {
 
+struct GpuRateSample {
+  std::int64_t rows = 0;
+  double sweep_s = 0.0;          ///< one sweep
+  double checked_sweep_s = 0.0;  ///< one sweep that also folds the residual
+};
+
 /// Robust seconds of one sweep of r rows of width nx on CUDA device `gpu`, for
 /// each r in `rows` (one slab, sized for the largest; random data).
-std::vector<std::pair<std::int64_t, double>> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
-                                                              const std::vector<std::int64_t>& rows, int repetitions);
+std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
+                                            const std::vector<std::int64_t>& rows, int repetitions);
 
 /// (bytes, seconds) samples of the copies a GPU device makes, timed on the host
 /// as the halo exchange sees them (call, copy and synchronization).

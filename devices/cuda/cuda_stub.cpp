@@ -40,8 +40,7 @@ std::int64_t GpuLoad::sweeps() const { return 0; }
 
 namespace hetstencil {
 
-std::vector<std::pair<std::int64_t, double>> gpu_rate_samples(int, Precision, std::int64_t, const std::vector<std::int64_t>&,
-                                                              int) {
+std::vector<GpuRateSample> gpu_rate_samples(int, Precision, std::int64_t, const std::vector<std::int64_t>&, int) {
   HETSTENCIL_THROW(NotCompiled, "this build of hetstencil has no CUDA support");
 }
 

@@ -6,6 +6,7 @@
 
 #include "hetstencil/error.hpp"
 #include "model/curves.hpp"
+#include "model/learn.hpp"
 #include "model/predict.hpp"
 #include "model/profile.hpp"
 #include "model/robust.hpp"
@@ -81,9 +82,11 @@ Profile sample_profile() {
   DeviceProfile cpu;
   cpu.kind = "cpu";
   cpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 16e-6}, {1024, 1024e-6}});
+  cpu.checks[rate_key(Precision::Float, 1024)] = RateCurve({{16, 8e-6}, {1024, 512e-6}});
   DeviceProfile gpu;
   gpu.kind = "gpu";
   gpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 10e-6}, {1024, 40e-6}});
+  gpu.checks[rate_key(Precision::Float, 1024)] = RateCurve({{16, 20e-6}, {1024, 30e-6}});
   gpu.setup_in = {5e-6, 20e9};
   gpu.setup_out = {5e-6, 25e9};
   p.devices["cpu0"] = cpu;
@@ -152,8 +155,12 @@ TEST(Profile, DefaultPathFollowsXdg) {
 
 TEST(Predict, CpuAndGpuSplit) {
   const Profile p = sample_profile();
+  StopRule stop;
+  stop.max_iterations = 100;
+  stop.tolerance = 1e-6;
+  stop.check_every = 10;  // checks at 0, 10, ..., 100
   const Prediction pr =
-      predict(p, {{"cpu0", DeviceKind::Cpu, 64}, {"gpu0", DeviceKind::Gpu, 960}}, Precision::Float, 1024, 100);
+      predict(p, {{"cpu0", DeviceKind::Cpu, 64}, {"gpu0", DeviceKind::Gpu, 960}}, Precision::Float, 1024, stop);
   ASSERT_EQ(pr.devices.size(), 2u);
   const double row = 1026.0 * 4;
   const DevicePrediction& cpu = pr.devices[0];
@@ -165,9 +172,42 @@ TEST(Predict, CpuAndGpuSplit) {
   EXPECT_DOUBLE_EQ(gpu.exposed_s, 0.0);  // hidden behind its interior
   EXPECT_NEAR(gpu.setup_s, 5e-6 + row * 962 / 20e9, 1e-15);
   EXPECT_DOUBLE_EQ(pr.iteration_s, std::max(cpu.iteration_s, gpu.iteration_s));
-  EXPECT_NEAR(pr.total_s, pr.setup_s + 100 * pr.iteration_s + pr.teardown_s, 1e-12);
+  EXPECT_EQ(pr.checks, 11);
+  EXPECT_NEAR(cpu.check_s, 32e-6, 1e-15);
+  EXPECT_NEAR(pr.check_s, std::max(cpu.check_s, gpu.check_s), 1e-15);
+  EXPECT_NEAR(pr.total_s, pr.setup_s + 100 * pr.iteration_s + 11 * pr.check_s + pr.teardown_s, 1e-12);
   EXPECT_TRUE(pr.notes.empty());
-  EXPECT_THROW(predict(p, {{"cpu0", DeviceKind::Cpu, 64}}, Precision::Double, 1024, 1), InvalidArgument);
+  EXPECT_THROW(predict(p, {{"cpu0", DeviceKind::Cpu, 64}}, Precision::Double, 1024, stop), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace hetstencil
+
+namespace hetstencil {
+namespace {
+
+TEST(Learn, RunsMoveTheCurveButSpikesDoNot) {
+  Profile p;
+  p.devices["cpu0"].kind = "cpu";
+  p.devices["cpu0"].rates[rate_key(Precision::Double, 512)] = RateCurve({{100, 1e-3}, {1000, 10e-3}});
+  Report r;
+  r.nx = 512;
+  r.precision = Precision::Double;
+  r.iterations = 100;
+  DeviceReport d;
+  d.name = "cpu0";
+  d.rows = 1000;
+  d.compute_s = 100 * 20e-3;  // the device got twice as slow
+  r.devices = {d};
+  EXPECT_EQ(learn(p, r), 1);
+  const double once = p.rate("cpu0", Precision::Double, 512)->seconds(1000);
+  EXPECT_NEAR(once, 12.5e-3, 1e-12);
+  for (int run = 0; run < 20; ++run) learn(p, r);
+  EXPECT_NEAR(p.rate("cpu0", Precision::Double, 512)->seconds(1000), 20e-3, 1e-4) << "it follows a lasting slowdown";
+  r.devices[0].compute_s = 100 * 1.0;  // a 1 s spike per iteration
+  EXPECT_EQ(learn(p, r), 0);
+  r.nx = 1024;  // no curve for this width: nothing to learn
+  EXPECT_EQ(learn(p, r), 0);
 }
 
 }  // namespace

@@ -27,7 +27,10 @@ struct CliRun {
 
 CliRun run_cli(const std::string& args) {
   const fs::path err_file = fs::temp_directory_path() / ("hetstencil_cli_err_" + std::to_string(getpid()));
-  const std::string command = std::string(HETSTENCIL_CLI) + " " + args + " 2>" + err_file.string();
+  // A cache of the test's own: no test reads or writes the user's profile.
+  const fs::path cache = fs::temp_directory_path() / ("hetstencil_cli_cache_" + std::to_string(getpid()));
+  const std::string command = "XDG_CACHE_HOME=" + cache.string() + " " + std::string(HETSTENCIL_CLI) + " " + args +
+                              " 2>" + err_file.string();
   CliRun r;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;
@@ -133,6 +136,42 @@ TEST(Cli, OutputHoldsTheReferenceSolution) {
   const std::size_t header = 10 + (static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8));
   ASSERT_EQ(bytes.size(), header + want.size() * sizeof(double));
   EXPECT_EQ(std::memcmp(bytes.data() + header, want.data(), want.size() * sizeof(double)), 0);
+}
+
+TEST(Cli, CalibrateShowPredictAndLearn) {
+  const fs::path cache = fs::temp_directory_path() / ("hetstencil_cli_cache_" + std::to_string(getpid()));
+  fs::remove_all(cache);
+  const std::string machine = " --cpu-devices 2 --devices cpu --threads 1";
+  const CliRun cal = run_cli("calibrate --nx 64 --budget 3" + machine);
+  ASSERT_EQ(cal.exit_code, 0) << cal.err;
+  EXPECT_NE(cal.out.find("calibrated in"), std::string::npos) << cal.out;
+  const CliRun show = run_cli("profile show --json");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const auto j = nlohmann::json::parse(show.out);
+  for (const char* device : {"cpu0", "cpu1"}) {
+    ASSERT_TRUE(j["devices"].contains(device)) << show.out;
+    EXPECT_GE(j["devices"][device]["rates"]["double/64"].size(), 2u) << device;
+    EXPECT_GE(j["devices"][device]["checks"]["double/64"].size(), 2u) << device;
+  }
+  EXPECT_TRUE(j["links"].contains("cpu0->cpu1"));
+
+  const CliRun pred = run_cli("predict --nx 64 --iters 10 --rows 20,44" + machine);
+  ASSERT_EQ(pred.exit_code, 0) << pred.err;
+  EXPECT_NE(pred.out.find("ms an iteration"), std::string::npos) << pred.out;
+  expect_failure("predict --nx 64 --rows 20,20" + machine, "add up to 40");
+  expect_failure("predict --nx 64 --rows 64" + machine, "1 counts for 2 devices");
+
+  const CliRun solve = run_cli("solve --nx 64 --iters 20" + machine);
+  ASSERT_EQ(solve.exit_code, 0) << solve.err;
+  EXPECT_NE(solve.out.find("updated from this run"), std::string::npos) << solve.out;
+
+  // A corrupt profile is ignored with a warning, never a crash.
+  for (const auto& entry : fs::directory_iterator(cache / "hetstencil")) std::ofstream(entry.path()) << "{ broken";
+  expect_failure("profile show", "no usable profile");
+  const CliRun after = run_cli("solve --nx 64 --iters 5" + machine);
+  EXPECT_EQ(after.exit_code, 0) << after.err;
+  EXPECT_NE(after.err.find("unusable"), std::string::npos) << after.err;
+  fs::remove_all(cache);
 }
 
 }  // namespace

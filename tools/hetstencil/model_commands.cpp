@@ -26,6 +26,8 @@ struct ModelOptions {
   std::int64_t ny = 0;
   std::int64_t max_rows = 0;
   std::int64_t iterations = 1000;
+  double tolerance = 0.0;
+  std::int64_t check_every = 100;
   double budget = 10.0;
   std::vector<std::int64_t> rows;
   bool json = false;
@@ -126,16 +128,21 @@ int run_predict(const ModelOptions& o) {
   }
   if (total != ny) HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not ny = " + std::to_string(ny));
   const Precision precision = parse_precision(o.precision);
-  const Prediction pr = predict(*p, planned, precision, o.nx, o.iterations);
-  fmt::print("{:<8} {:>9} {:>12} {:>12} {:>12} {:>12}\n", "device", "rows", "compute_ms", "exchange_ms", "exposed_ms",
-             "iter_ms");
+  StopRule stop;
+  stop.max_iterations = o.iterations;
+  stop.tolerance = o.tolerance;
+  stop.check_every = o.check_every;
+  const Prediction pr = predict(*p, planned, precision, o.nx, stop);
+  fmt::print("{:<8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>10}\n", "device", "rows", "compute_ms", "exchange_ms",
+             "exposed_ms", "iter_ms", "check_ms");
   for (const auto& d : pr.devices) {
-    fmt::print("{:<8} {:>9} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f}\n", d.name, d.rows, d.compute_s * 1e3,
-               d.exchange_s * 1e3, d.exposed_s * 1e3, d.iteration_s * 1e3);
+    fmt::print("{:<8} {:>9} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f} {:>10.4f}\n", d.name, d.rows, d.compute_s * 1e3,
+               d.exchange_s * 1e3, d.exposed_s * 1e3, d.iteration_s * 1e3, d.check_s * 1e3);
   }
-  fmt::print("{} x {} {}, {} iterations: {:.4f} ms an iteration, set-up {:.4f} s, tear-down {:.4f} s, total {:.4f} s\n",
-             o.nx, ny, to_string(precision), o.iterations, pr.iteration_s * 1e3, pr.setup_s, pr.teardown_s,
-             pr.total_s);
+  fmt::print("{} x {} {}, {} iterations, {} checks: {:.4f} ms an iteration, {:.4f} ms a check, set-up {:.4f} s, "
+             "tear-down {:.4f} s, total {:.4f} s\n",
+             o.nx, ny, to_string(precision), o.iterations, pr.checks, pr.iteration_s * 1e3, pr.check_s * 1e3,
+             pr.setup_s, pr.teardown_s, pr.total_s);
   for (const auto& n : pr.notes) fmt::print("note: {}\n", n);
   return 0;
 }
@@ -174,6 +181,10 @@ Command add_model_commands(CLI::App& app) {
   pred->add_option("--precision", o->precision, "float or double")->check(CLI::IsMember({"float", "double"}))
       ->capture_default_str();
   pred->add_option("--iters", o->iterations, "iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
+  pred->add_option("--tol", o->tolerance, "a tolerance: residual checks every --check-every iterations")
+      ->check(CLI::PositiveNumber);
+  pred->add_option("--check-every", o->check_every, "iterations between checks with --tol")->check(CLI::PositiveNumber)
+      ->capture_default_str();
   pred->add_option("--rows", o->rows, "rows per device, in device order (default: even)")->delimiter(',');
   add_machine_options(pred, o->machine);
   add_profile_option(pred, *o);

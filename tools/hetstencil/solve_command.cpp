@@ -6,6 +6,8 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "hetstencil/hetstencil.hpp"
+#include "model/learn.hpp"
+#include "model/profile.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
 
@@ -21,8 +23,10 @@ struct SolveOptions {
   std::int64_t check_every = 100;
   double boundary = 0.0;
   RuntimeOptions machine;
+  std::vector<std::int64_t> rows;
   std::string output;
   bool json = false;
+  bool learn = true;
 };
 
 void print_table(const Report& r) {
@@ -44,6 +48,21 @@ void print_table(const Report& r) {
   fmt::print("\n");
 }
 
+// --rows: the given counts to the devices in their order.
+Plan rows_plan(const std::vector<std::int64_t>& rows, std::size_t devices) {
+  if (rows.size() != devices) {
+    HETSTENCIL_THROW(InvalidArgument, "--rows gives " + std::to_string(rows.size()) + " counts for " +
+                                          std::to_string(devices) + " devices");
+  }
+  Plan plan;
+  std::int64_t first = 1;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    plan.parts.push_back(Assignment{k, first, rows[k]});
+    first += rows[k];
+  }
+  return plan;
+}
+
 int run_solve(const SolveOptions& o) {
   Problem p;
   p.nx = o.nx;
@@ -57,15 +76,28 @@ int run_solve(const SolveOptions& o) {
   if (!o.output.empty()) check_writable(o.output);  // fail now, not after the solve
 
   Runtime runtime(o.machine);
-  const Result result = runtime.solve(p);
+  const Result result = runtime.solve(p, o.rows.empty() ? runtime.even_plan(p) : rows_plan(o.rows, runtime.devices().size()));
   if (!o.output.empty()) {
     std::visit([&](const auto& grid) { write_npy(o.output, grid); }, result.solution);
+  }
+  // The run's measurements flow back into this machine's profile, if it has one.
+  std::string learned;
+  if (o.learn && runtime.topology().this_machine) {
+    const Fingerprint here = fingerprint_of(runtime.topology());
+    const std::string path = default_profile_path(here.host);
+    if (auto profile = load_profile(path, &here)) {
+      if (const int moved = learn(*profile, result.report); moved > 0) {
+        save_profile(path, *profile);
+        learned = fmt::format("profile: {} device curve(s) updated from this run ({})", moved, path);
+      }
+    }
   }
   if (o.json) {
     fmt::print("{}\n", to_json(result.report));
   } else {
     print_table(result.report);
     if (!o.output.empty()) fmt::print("solution written to {}\n", o.output);
+    if (!learned.empty()) fmt::print("{}\n", learned);
   }
   return 0;
 }
@@ -90,8 +122,11 @@ Command add_solve_command(CLI::App& app) {
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--boundary", o->boundary, "Dirichlet value on the boundary")->capture_default_str();
   add_machine_options(sub, o->machine);
+  sub->add_option("--rows", o->rows, "rows per device in device order, e.g. 100,900 (default: an even split)")
+      ->delimiter(',');
   sub->add_option("-o,--output", o->output, "write the solution, boundary included, as a NumPy .npy file");
   sub->add_flag("--json", o->json, "print the report as one JSON object");
+  sub->add_flag("!--no-learn", o->learn, "leave this machine's profile as it is (by default the run's times update it)");
   sub->footer("The right-hand side is a unit point load in the middle (h*h*f = 1 at one cell).\n"
               "Results are bitwise equal to the sequential reference for any device split.");
   return [o] { return run_solve(*o); };

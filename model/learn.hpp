@@ -1,0 +1,16 @@
+// Measured runs flow back into the profile, so the model follows the machine.
+#pragma once
+
+#include "hetstencil/report.hpp"
+#include "model/profile.hpp"
+
+namespace hetstencil {
+
+/// Folds each device's measured compute time per iteration (at its rows) into
+/// its rate curve for the report's precision and width, with `weight`. A time
+/// more than 4x away from the curve is a spike, not a trend, and is ignored; a
+/// device that has really slowed moves its curve a step at every run. Returns
+/// how many devices' curves moved.
+int learn(Profile& profile, const Report& report, double weight = 0.25);
+
+}  // namespace hetstencil
