@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <atomic>
 #include <exception>
 #include <memory>
 #include <random>
@@ -14,10 +15,12 @@
 #include "devices/cpu/cpu_device.hpp"
 #include "devices/cpu/numa_buffer.hpp"
 #include "devices/cuda/cuda_bench.hpp"
+#include "devices/cuda/cuda_device.hpp"
 #include "devices/sync.hpp"
 #include "hetstencil/grid.hpp"
 #include "model/robust.hpp"
 #include "runtime/src/dispatch.hpp"
+#include "runtime/src/executor.hpp"
 
 namespace hetstencil {
 namespace {
@@ -108,28 +111,66 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   }
 }
 
-// A row pulled by `to`'s first core from a buffer on `from`'s NUMA node.
+// A row's trip as the exchange makes it: `to` waits for `from` to publish, then
+// pulls the row from `from`'s NUMA node; `from` waits for `to` in turn. Half a
+// round trip is one hand-over and one copy, each thread on its device's first core.
 TransferCurve cpu_link(const DeviceSpec& from, const DeviceSpec& to, double row_bytes, int repetitions) {
   const std::vector<double> sizes = row_sizes(row_bytes);
   const auto bytes = static_cast<std::size_t>(sizes.back());
   NumaBuffer source(bytes, from.info.numa_node, from.info.name), target(bytes, to.info.numa_node, to.info.name);
+  std::memset(source.data(), 1, bytes);
+  std::memset(target.data(), 0, bytes);
+  const int rounds = 50 * repetitions;
   std::vector<std::pair<double, double>> samples;
-  std::thread puller([&] {
-    bind_current_thread(to.info.name, to.worker_cpus.empty() ? std::vector<int>{} : to.worker_cpus.front());
-    std::memset(source.data(), 1, bytes);
-    std::memset(target.data(), 0, bytes);
-    for (double b : sizes) {
-      std::vector<double> t;
-      for (int rep = -2; rep < 10 * repetitions; ++rep) {
-        const Clock::time_point begin = Clock::now();
+  std::atomic<bool> abort{false};
+  for (double b : sizes) {
+    Counter published(20000), pulled(20000);
+    double seconds = 0.0;
+    std::thread receiver([&] {
+      bind_current_thread(to.info.name, to.worker_cpus.empty() ? std::vector<int>{} : to.worker_cpus.front());
+      for (int k = 1; k <= rounds; ++k) {
+        published.wait_at_least(k, abort);
         std::memcpy(target.data(), source.data(), static_cast<std::size_t>(b));
-        if (rep >= 0) t.push_back(since(begin));
+        pulled.advance_to(k);
       }
-      samples.push_back({b, robust_time(t)});
-    }
-  });
-  puller.join();
+    });
+    std::thread sender([&] {
+      bind_current_thread(from.info.name, from.worker_cpus.empty() ? std::vector<int>{} : from.worker_cpus.front());
+      const Clock::time_point begin = Clock::now();
+      for (int k = 1; k <= rounds; ++k) {
+        published.advance_to(k);
+        pulled.wait_at_least(k, abort);
+      }
+      seconds = since(begin) / (2.0 * rounds);
+    });
+    sender.join();
+    receiver.join();
+    samples.push_back({b, seconds});
+  }
   return TransferCurve::fit(samples);
+}
+
+// What an iteration costs besides the sweep: the device alone, 4 rows, a few
+// hundred iterations of its real loop. For a GPU the whole iteration (its loop
+// outlasts a 4-row sweep); for a CPU the part beyond the sweep.
+double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision, std::int64_t nx,
+                    const RateCurve& curve) {
+  std::unique_ptr<Device> device;
+  if (spec.info.kind == DeviceKind::Gpu) {
+    device = make_cuda_device(spec.info, spec.gpu, spec.worker_cpus.front(), spec.own_core);
+  } else {
+    device = std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes,
+                                         spin_limit_for(spec.info.threads, topology.hardware_threads()));
+  }
+  Problem p;
+  p.nx = nx;
+  p.ny = 4;
+  p.precision = precision;
+  p.stop.max_iterations = 300;
+  const Plan plan{{{0, 1, 4}}};
+  const Report r = execute(p, plan, {device.get()}, spin_limit_for(spec.info.threads, topology.hardware_threads())).report;
+  const double per_iteration = r.solve_s / static_cast<double>(p.stop.max_iterations);
+  return spec.info.kind == DeviceKind::Gpu ? per_iteration : std::max(0.0, per_iteration - curve.seconds(4));
 }
 
 }  // namespace
@@ -188,9 +229,9 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       }
     }
   }
-  profile.link_conditions = gpus.empty() ? "CPU rows copied by the receiving socket, one link at a time"
-                                         : "GPU copies timed on the host with every GPU copying at once; CPU rows "
-                                           "copied by the receiving socket, one link at a time";
+  profile.link_conditions = gpus.empty() ? "CPU rows: a hand-over and a pull by the receiving socket, one link at a time"
+                                         : "GPU copies timed on the host with every GPU copying at once; CPU rows: a "
+                                           "hand-over and a pull by the receiving socket, one link at a time";
 
   for (Precision precision : o.precisions) {
     cpu_curves(topology, cpus, precision, o, most, budget, profile, out.skipped);
@@ -208,6 +249,18 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       d.kind = "gpu";
       d.rates[rate_key(precision, o.nx)] = RateCurve(points);
       d.checks[rate_key(precision, o.nx)] = RateCurve(checks);
+    }
+  }
+  for (Precision precision : o.precisions) {
+    for (const auto& spec : devices) {
+      auto curve = profile.rate(spec.info.name, precision, o.nx);
+      if (!curve) continue;
+      if (!budget.allows(0.2)) {
+        out.skipped.push_back(spec.info.name + " " + to_string(precision) + " loop");
+        continue;
+      }
+      profile.devices[spec.info.name].step[rate_key(precision, o.nx)] =
+          loop_seconds(topology, spec, precision, o.nx, *curve);
     }
   }
   out.seconds = budget.used();

@@ -35,11 +35,19 @@ Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& dev
       const bool host_neighbour = devices[nb].kind == DeviceKind::Cpu;
       if (d.kind == DeviceKind::Gpu && host_neighbour) p.exchange_s += link(d.name, devices[nb].name);
     }
+    const auto dev = profile.devices.find(d.name);
+    double step = 0.0;
+    if (dev != profile.devices.end() && dev->second.step.count(rate_key(precision, nx))) {
+      step = dev->second.step.at(rate_key(precision, nx));
+    } else {
+      out.notes.push_back("no loop figure for " + d.name + ": its loop taken as free");
+    }
     if (d.kind == DeviceKind::Gpu) {
+      // The host's loop and the exchange run while the interior sweeps: only
+      // what outlasts the interior shows.
       const double edges = curve->seconds(std::min<std::int64_t>(d.rows, 2));
       const double interior = curve->seconds(std::max<std::int64_t>(d.rows - 2, 0));
-      p.exposed_s = std::max(0.0, edges + p.exchange_s - interior);
-      const auto dev = profile.devices.find(d.name);
+      p.exposed_s = std::max(0.0, edges + std::max(step, p.exchange_s) - interior);
       const double slab = row_bytes * static_cast<double>(d.rows + 2);
       if (dev != profile.devices.end() && !dev->second.setup_in.empty()) {
         p.setup_s = dev->second.setup_in.seconds(slab);
@@ -48,7 +56,7 @@ Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& dev
         out.notes.push_back("no set-up figures for " + d.name + ": taken as free");
       }
     } else {
-      p.exposed_s = p.exchange_s;
+      p.exposed_s = p.exchange_s + step;  // after the sweep, behind a barrier
     }
     p.iteration_s = p.compute_s + p.exposed_s;
     if (const auto check = profile.check(d.name, precision, nx)) {

@@ -143,7 +143,10 @@ std::optional<RateCurve> Profile::check(const std::string& device, Precision pre
 std::string to_json(const Profile& p, int indent) {
   json devices = json::object();
   for (const auto& [name, d] : p.devices) {
-    json device = {{"kind", d.kind}, {"rates", curves_json(d.rates)}, {"checks", curves_json(d.checks)}};
+    json device = {{"kind", d.kind},
+                   {"rates", curves_json(d.rates)},
+                   {"checks", curves_json(d.checks)},
+                   {"step", d.step}};
     if (!d.setup_in.empty()) device["setup_in"] = curve_json(d.setup_in);
     if (!d.setup_out.empty()) device["setup_out"] = curve_json(d.setup_out);
     devices[name] = device;
@@ -183,6 +186,7 @@ Profile profile_from_json(const std::string& text) {
       device.kind = d.at("kind").get<std::string>();
       device.rates = curves_from(d.at("rates"));
       device.checks = curves_from(d.value("checks", json::object()));
+      device.step = d.value("step", json::object()).get<std::map<std::string, double>>();
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));
       if (d.contains("setup_out")) device.setup_out = curve_from(d.at("setup_out"));
       p.devices[name] = device;

@@ -38,6 +38,10 @@ struct DeviceProfile {
   std::string kind;                        ///< "cpu" or "gpu"
   std::map<std::string, RateCurve> rates;   ///< by rate_key(precision, nx): one sweep of r rows
   std::map<std::string, RateCurve> checks;  ///< likewise: what a residual check adds to an iteration
+  /// Seconds an iteration costs besides its sweep, by rate_key: the device's
+  /// own loop (barriers, launches, waiting for the GPU), measured alone on a slab
+  /// of 4 rows.
+  std::map<std::string, double> step;
   TransferCurve setup_in;                  ///< a GPU's slab, host to device (empty for CPUs)
   TransferCurve setup_out;                 ///< and back
 };

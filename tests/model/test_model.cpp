@@ -83,10 +83,12 @@ Profile sample_profile() {
   cpu.kind = "cpu";
   cpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 16e-6}, {1024, 1024e-6}});
   cpu.checks[rate_key(Precision::Float, 1024)] = RateCurve({{16, 8e-6}, {1024, 512e-6}});
+  cpu.step[rate_key(Precision::Float, 1024)] = 2e-6;
   DeviceProfile gpu;
   gpu.kind = "gpu";
   gpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 10e-6}, {1024, 40e-6}});
   gpu.checks[rate_key(Precision::Float, 1024)] = RateCurve({{16, 20e-6}, {1024, 30e-6}});
+  gpu.step[rate_key(Precision::Float, 1024)] = 12e-6;
   gpu.setup_in = {5e-6, 20e9};
   gpu.setup_out = {5e-6, 25e9};
   p.devices["cpu0"] = cpu;
@@ -167,9 +169,12 @@ TEST(Predict, CpuAndGpuSplit) {
   const DevicePrediction& gpu = pr.devices[1];
   EXPECT_NEAR(cpu.compute_s, 64e-6, 1e-15);
   EXPECT_NEAR(cpu.exchange_s, 4e-6 + row / 12e9, 1e-15);  // the GPU's edge row, through the host
-  EXPECT_DOUBLE_EQ(cpu.exposed_s, cpu.exchange_s);
+  EXPECT_DOUBLE_EQ(cpu.exposed_s, cpu.exchange_s + 2e-6);  // and its loop, after the sweep
   EXPECT_NEAR(gpu.exchange_s, (3e-6 + row / 10e9) + (4e-6 + row / 12e9), 1e-15);
-  EXPECT_DOUBLE_EQ(gpu.exposed_s, 0.0);  // hidden behind its interior
+  EXPECT_DOUBLE_EQ(gpu.exposed_s, 0.0);  // exchange and loop hidden behind its interior
+  // A small slab cannot hide its loop: 4 rows sweep in 10 us, the loop takes 12.
+  const Prediction small = predict(p, {{"gpu0", DeviceKind::Gpu, 4}}, Precision::Float, 1024, stop);
+  EXPECT_NEAR(small.devices[0].exposed_s, 12e-6, 1e-15);
   EXPECT_NEAR(gpu.setup_s, 5e-6 + row * 962 / 20e9, 1e-15);
   EXPECT_DOUBLE_EQ(pr.iteration_s, std::max(cpu.iteration_s, gpu.iteration_s));
   EXPECT_EQ(pr.checks, 11);

@@ -55,6 +55,9 @@ void print_profile(const Profile& p) {
                    static_cast<double>(pt.rows * nx) / pt.seconds / 1e9);
       }
     }
+    for (const auto& [key, seconds] : d.step) {
+      fmt::print("{:<8} {:<16} loop {:.2f} us an iteration besides the sweep\n", name, key, seconds * 1e6);
+    }
     if (!d.setup_in.empty()) {
       fmt::print("{:<8} set-up {:.1f} GB/s + {:.1f} us, tear-down {:.1f} GB/s + {:.1f} us\n", name,
                  d.setup_in.bytes_per_s / 1e9, d.setup_in.latency_s * 1e6, d.setup_out.bytes_per_s / 1e9,
