@@ -18,6 +18,8 @@ Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& dev
     out.notes.push_back("no figure for the link " + link_key(from, to) + ": taken as free");
     return 0.0;
   };
+  // From having its ghost rows to publishing its edge rows.
+  std::vector<double> ready(devices.size(), 0.0);
   for (std::size_t k = 0; k < devices.size(); ++k) {
     const PlannedDevice& d = devices[k];
     const auto curve = profile.rate(d.name, precision, nx);
@@ -43,11 +45,13 @@ Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& dev
       out.notes.push_back("no loop figure for " + d.name + ": its loop taken as free");
     }
     if (d.kind == DeviceKind::Gpu) {
-      // The host's loop and the exchange run while the interior sweeps: only
-      // what outlasts the interior shows.
+      // The exchange runs while the interior sweeps: only what outlasts it
+      // shows. The host's loop bounds the iteration from below.
       const double edges = curve->seconds(std::min<std::int64_t>(d.rows, 2));
       const double interior = curve->seconds(std::max<std::int64_t>(d.rows - 2, 0));
-      p.exposed_s = std::max(0.0, edges + std::max(step, p.exchange_s) - interior);
+      const double overlapped = p.compute_s + std::max(0.0, edges + p.exchange_s - interior);
+      p.exposed_s = std::max(overlapped, step) - p.compute_s;
+      ready[k] = edges;
       const double slab = row_bytes * static_cast<double>(d.rows + 2);
       if (dev != profile.devices.end() && !dev->second.setup_in.empty()) {
         p.setup_s = dev->second.setup_in.seconds(slab);
@@ -57,6 +61,7 @@ Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& dev
       }
     } else {
       p.exposed_s = p.exchange_s + step;  // after the sweep, behind a barrier
+      ready[k] = p.compute_s + step;
     }
     p.iteration_s = p.compute_s + p.exposed_s;
     if (const auto check = profile.check(d.name, precision, nx)) {
@@ -69,6 +74,13 @@ Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& dev
     out.setup_s = std::max(out.setup_s, p.setup_s);
     out.teardown_s = std::max(out.teardown_s, p.teardown_s);
     out.devices.push_back(p);
+  }
+  // Neighbours A and B each need the other's last iterate: over two iterations
+  // the chain runs A's work, the trip to B, B's work, the trip back.
+  for (std::size_t k = 0; k + 1 < devices.size(); ++k) {
+    const std::string& a = devices[k].name;
+    const std::string& b = devices[k + 1].name;
+    out.iteration_s = std::max(out.iteration_s, 0.5 * (ready[k] + ready[k + 1] + link(a, b) + link(b, a)));
   }
   out.total_s = out.setup_s + static_cast<double>(out.iterations) * out.iteration_s +
                 static_cast<double>(out.checks) * out.check_s + out.teardown_s;
