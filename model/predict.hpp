@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,39 @@ struct Prediction {
   double teardown_s = 0.0;
   double total_s = 0.0;      ///< set-up + iterations x iteration + checks x check + tear-down
   std::vector<std::string> notes;  ///< what the model could not find and assumed
+};
+
+/// The model of one device order for one problem: curves and links are looked
+/// up once, so that a planner can price many row counts quickly.
+class SplitModel {
+ public:
+  /// `devices`' rows are ignored; throws InvalidArgument when a device has no
+  /// rate curve for the precision.
+  SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision, std::int64_t nx,
+             const StopRule& stop);
+
+  std::size_t size() const { return entries_.size(); }
+  /// Device k with `rows` rows (its neighbours as in the order).
+  DevicePrediction device(std::size_t k, std::int64_t rows) const;
+  /// The whole run with these rows per device, in order.
+  Prediction predict(const std::vector<std::int64_t>& rows) const;
+
+ private:
+  struct Entry {
+    PlannedDevice device;
+    RateCurve rate;
+    std::optional<RateCurve> check;
+    double step = 0.0;        // its own loop
+    double exchange = 0.0;    // its ghost rows' trips (and its edges' to host neighbours)
+    double to_next = 0.0;     // a row's trip to the next device, and back
+    double from_next = 0.0;
+    TransferCurve setup_in, setup_out;
+  };
+  std::vector<Entry> entries_;
+  double row_bytes_ = 0.0;
+  std::int64_t iterations_ = 0;
+  std::int64_t checks_ = 0;
+  std::vector<std::string> notes_;
 };
 
 /// The whole run of `stop` (all max_iterations: a tolerance may end it
