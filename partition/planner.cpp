@@ -1,0 +1,289 @@
+#include "partition/planner.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <queue>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+namespace {
+
+constexpr int kAllSubsetsUpTo = 6;   // more devices: leave them out one at a time
+constexpr int kAllOrdersUpTo = 4;    // more devices: CPU sockets at the ends, GPUs together
+
+struct Evaluated {
+  std::vector<std::size_t> order;  // candidate indices
+  std::vector<std::int64_t> rows;
+  Prediction prediction;
+  bool valid = false;
+};
+
+// The most rows in [0, cap] whose iteration fits under t (iteration time grows with rows).
+std::int64_t rows_under(const SplitModel& model, std::size_t k, double t, std::int64_t cap) {
+  if (model.device(k, 1).iteration_s > t) return 0;
+  std::int64_t lo = 1, hi = cap;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+    if (model.device(k, mid).iteration_s <= t) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
+// One order's model, and each device's most rows (its memory, or the grid).
+struct Ordered {
+  SplitModel model;
+  std::vector<std::int64_t> caps;
+};
+
+Ordered ordered(const Profile& profile, const std::vector<Candidate>& candidates, const std::vector<std::size_t>& order,
+                Precision precision, std::int64_t nx, std::int64_t ny, const StopRule& stop) {
+  std::vector<PlannedDevice> devices;
+  std::vector<std::int64_t> caps;
+  for (std::size_t c : order) {
+    devices.push_back({candidates[c].name, candidates[c].kind, 0});
+    caps.push_back(candidates[c].max_rows > 0 ? std::min(candidates[c].max_rows, ny) : ny);
+  }
+  return {SplitModel(profile, devices, precision, nx, stop), caps};
+}
+
+// The bisection balances each device's own iteration; the total also counts
+// what couples devices (hand-over chains between neighbours) and set-up. Moving
+// rows between two devices, in steps that halve down to one row, while the
+// total improves, settles what the balance left.
+void refine(const SplitModel& model, const std::vector<std::int64_t>& caps, std::vector<std::int64_t>& rows) {
+  const std::size_t n = rows.size();
+  if (n < 2) return;
+  double best = model.predict(rows).total_s;
+  std::int64_t step = 1;
+  for (auto r : rows) step = std::max(step, r / 4);
+  for (; step >= 1; step /= 2) {
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (std::size_t from = 0; from < n; ++from) {
+        for (std::size_t to = 0; to < n; ++to) {
+          if (from == to || rows[from] - step < 1 || rows[to] + step > caps[to]) continue;
+          rows[from] -= step;
+          rows[to] += step;
+          const double total = model.predict(rows).total_s;
+          if (total < best) {
+            best = total;
+            moved = true;
+          } else {
+            rows[from] += step;
+            rows[to] -= step;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Bisection on t: each free device takes the most rows whose iteration fits
+// under t, until they cover what the fixed ones (fixed[k] > 0) leave; then the
+// excess goes back from the device whose iteration is longest (the one with
+// more rows among equals), one row at a time. Empty when no t covers the rows.
+std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std::int64_t>& caps,
+                                 const std::vector<std::int64_t>& fixed, std::int64_t ny) {
+  const std::size_t n = caps.size();
+  std::int64_t left = ny;
+  for (auto f : fixed) left -= std::max<std::int64_t>(f, 0);
+  auto rows_at = [&](double t) {
+    std::vector<std::int64_t> rows(n);
+    for (std::size_t k = 0; k < n; ++k) rows[k] = fixed[k] > 0 ? fixed[k] : rows_under(model, k, t, caps[k]);
+    return rows;
+  };
+  auto free_sum = [&](const std::vector<std::int64_t>& rows) {
+    std::int64_t sum = 0;
+    for (std::size_t k = 0; k < n; ++k) sum += fixed[k] > 0 ? 0 : rows[k];
+    return sum;
+  };
+  double lo = 0.0, hi = 0.0;
+  for (std::size_t k = 0; k < n; ++k) hi = std::max(hi, model.device(k, caps[k]).iteration_s);
+  if (left < 1 || !std::isfinite(hi) || free_sum(rows_at(hi)) < left) return {};
+  for (int step = 0; step < 64 && hi - lo > 1e-12 * hi; ++step) {
+    const double mid = 0.5 * (lo + hi);
+    (free_sum(rows_at(mid)) >= left ? hi : lo) = mid;
+  }
+  std::vector<std::int64_t> rows = rows_at(hi);
+  using Slot = std::tuple<double, std::int64_t, std::size_t>;
+  std::priority_queue<Slot> slowest;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (fixed[k] <= 0 && rows[k] > 0) slowest.push({model.device(k, rows[k]).iteration_s, rows[k], k});
+  }
+  for (std::int64_t excess = free_sum(rows) - left; excess > 0 && !slowest.empty(); --excess) {
+    const std::size_t k = std::get<2>(slowest.top());
+    slowest.pop();
+    if (--rows[k] > 0) slowest.push({model.device(k, rows[k]).iteration_s, rows[k], k});
+  }
+  if (std::any_of(rows.begin(), rows.end(), [](std::int64_t r) { return r <= 0; })) return {};
+  return rows;
+}
+
+// The rows that finish first for one order, or invalid when some device would
+// get none. Besides the plain balance, a few devices start from a single row
+// each: a device with a high floor can pay as a thin bridge between others, a
+// shape the balance alone does not reach. `thorough` refines every start.
+Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidates, const std::vector<std::size_t>& order,
+                  Precision precision, std::int64_t nx, std::int64_t ny, const StopRule& stop, bool thorough) {
+  const auto [model, caps] = ordered(profile, candidates, order, precision, nx, ny, stop);
+  const std::size_t n = order.size();
+  std::vector<std::vector<std::int64_t>> starts;
+  starts.push_back(bisect(model, caps, std::vector<std::int64_t>(n, 0), ny));
+  if (thorough && n > 1) {
+    for (std::size_t k = 0; k < n; ++k) {
+      std::vector<std::int64_t> fixed(n, 0);
+      fixed[k] = 1;
+      starts.push_back(bisect(model, caps, fixed, ny));
+    }
+  }
+  Evaluated e;
+  e.order = order;
+  for (auto& rows : starts) {
+    if (rows.empty()) continue;
+    if (thorough) refine(model, caps, rows);
+    const Prediction p = model.predict(rows);
+    if (!e.valid || p.total_s < e.prediction.total_s) {
+      e.rows = rows;
+      e.prediction = p;
+      e.valid = true;
+    }
+  }
+  return e;
+}
+
+// Orders worth trying: all (up to a reversal, which prices the same) for a
+// few devices; otherwise CPU sockets first, last, or at both ends around the GPUs.
+std::vector<std::vector<std::size_t>> orders_of(const std::vector<Candidate>& candidates, std::vector<std::size_t> set) {
+  std::vector<std::vector<std::size_t>> out;
+  if (set.size() <= static_cast<std::size_t>(kAllOrdersUpTo)) {
+    std::sort(set.begin(), set.end());
+    do {
+      if (set.front() <= set.back()) out.push_back(set);
+    } while (std::next_permutation(set.begin(), set.end()));
+    return out;
+  }
+  std::vector<std::size_t> cpus, gpus;
+  for (std::size_t c : set) (candidates[c].kind == DeviceKind::Cpu ? cpus : gpus).push_back(c);
+  std::vector<std::size_t> a = cpus, b = gpus;
+  a.insert(a.end(), gpus.begin(), gpus.end());
+  b.insert(b.end(), cpus.begin(), cpus.end());
+  out = {a, b};
+  if (cpus.size() >= 2) {
+    std::vector<std::size_t> ends(cpus.begin(), cpus.begin() + static_cast<std::ptrdiff_t>(cpus.size() / 2));
+    ends.insert(ends.end(), gpus.begin(), gpus.end());
+    ends.insert(ends.end(), cpus.begin() + static_cast<std::ptrdiff_t>(cpus.size() / 2), cpus.end());
+    out.push_back(ends);
+  }
+  return out;
+}
+
+Evaluated best_for(const Profile& profile, const std::vector<Candidate>& candidates, const std::vector<std::size_t>& set,
+                   Precision precision, std::int64_t nx, std::int64_t ny, const StopRule& stop, bool thorough) {
+  Evaluated best;
+  for (const auto& order : orders_of(candidates, set)) {
+    Evaluated e = balance(profile, candidates, order, precision, nx, ny, stop, thorough);
+    if (e.valid && (!best.valid || e.prediction.total_s < best.prediction.total_s)) best = std::move(e);
+  }
+  return best;
+}
+
+std::string reason(const Candidate& c, double with, double without) {
+  const char* why = c.kind == DeviceKind::Gpu ? "copying its slab and its halo rows costs more than its rows would save"
+                                              : "its halo copies and hand-overs cost more than its rows would save";
+  if (!std::isfinite(with)) return "no split with it covers the grid (too slow, or no rows left for it)";
+  return fmt::format("{}: predicted {:.4g} s with it, {:.4g} s without", why, with, without);
+}
+
+}  // namespace
+
+SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
+                     std::int64_t nx, std::int64_t ny, const StopRule& stop) {
+  if (candidates.empty()) HETSTENCIL_THROW(InvalidArgument, "no devices to plan for");
+  if (ny < 1) HETSTENCIL_THROW(InvalidArgument, "no rows to plan for");
+  std::int64_t capacity = 0;
+  for (const auto& c : candidates) capacity = c.max_rows <= 0 ? ny : std::min(ny, capacity + c.max_rows);
+  if (capacity < ny) {
+    const double row = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+    HETSTENCIL_THROW(InvalidArgument,
+                     fmt::format("the devices' memory holds {} of the {} rows: {:.2f} GiB more are needed", capacity, ny,
+                                 2.0 * row * static_cast<double>(ny - capacity) / (1024.0 * 1024.0 * 1024.0)));
+  }
+  const std::size_t n = candidates.size();
+  // Few devices: every set, every order, several starts, each refined. Many:
+  // the balance alone while searching, the winner refined at the end.
+  const bool thorough = n <= static_cast<std::size_t>(kAllSubsetsUpTo);
+  std::map<std::size_t, double> best_with;  // per candidate: the best total of a plan that uses it
+  Evaluated best;
+  auto consider = [&](const std::vector<std::size_t>& set) {
+    const Evaluated e = best_for(profile, candidates, set, precision, nx, ny, stop, thorough);
+    if (!e.valid) return e;
+    for (std::size_t c : set) {
+      if (!best_with.count(c) || e.prediction.total_s < best_with[c]) best_with[c] = e.prediction.total_s;
+    }
+    if (!best.valid || e.prediction.total_s < best.prediction.total_s) best = e;
+    return e;
+  };
+  if (n <= static_cast<std::size_t>(kAllSubsetsUpTo)) {
+    for (std::size_t mask = 1; mask < (std::size_t(1) << n); ++mask) {
+      std::vector<std::size_t> set;
+      for (std::size_t c = 0; c < n; ++c) {
+        if (mask & (std::size_t(1) << c)) set.push_back(c);
+      }
+      consider(set);
+    }
+  } else {
+    // Leave out one device at a time while that is predicted faster; only a
+    // device with a small share (or none) is worth trying.
+    std::vector<std::size_t> set(n);
+    for (std::size_t c = 0; c < n; ++c) set[c] = c;
+    Evaluated current = consider(set);
+    for (bool improved = true; improved && set.size() > 1;) {
+      improved = false;
+      for (std::size_t drop = 0; drop < set.size(); ++drop) {
+        const auto at = std::find(current.order.begin(), current.order.end(), set[drop]);
+        const bool small = !current.valid || at == current.order.end() ||
+                           current.rows[static_cast<std::size_t>(at - current.order.begin())] * 4 *
+                                   static_cast<std::int64_t>(set.size()) < ny;
+        if (!small) continue;
+        std::vector<std::size_t> fewer = set;
+        fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(drop));
+        const Evaluated e = consider(fewer);
+        if (e.valid && (!current.valid || e.prediction.total_s < current.prediction.total_s)) {
+          current = e;
+          set = fewer;
+          improved = true;
+          break;
+        }
+      }
+    }
+  }
+  if (!best.valid) HETSTENCIL_THROW(InvalidArgument, "no split of " + std::to_string(ny) + " rows fits these devices");
+  if (!thorough) {
+    const auto [model, caps] = ordered(profile, candidates, best.order, precision, nx, ny, stop);
+    refine(model, caps, best.rows);
+    best.prediction = model.predict(best.rows);
+  }
+  SplitPlan plan;
+  for (std::size_t k = 0; k < best.order.size(); ++k) {
+    const Candidate& c = candidates[best.order[k]];
+    plan.devices.push_back({c.name, c.kind, best.rows[k]});
+  }
+  plan.prediction = best.prediction;
+  for (std::size_t c = 0; c < n; ++c) {
+    if (std::find(best.order.begin(), best.order.end(), c) != best.order.end()) continue;
+    const double with = best_with.count(c) ? best_with[c] : std::numeric_limits<double>::infinity();
+    plan.left_out.push_back({candidates[c].name, reason(candidates[c], with, best.prediction.total_s)});
+  }
+  return plan;
+}
+
+}  // namespace hetstencil

@@ -1,0 +1,40 @@
+// The split that finishes first: which devices, in which order, how many rows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "model/predict.hpp"
+
+namespace hetstencil {
+
+struct Candidate {
+  std::string name;
+  DeviceKind kind = DeviceKind::Cpu;
+  std::int64_t max_rows = 0;  ///< most rows its memory holds (0: no limit)
+};
+
+struct LeftOut {
+  std::string name;
+  std::string reason;  ///< in words, with the predicted times
+};
+
+struct SplitPlan {
+  std::vector<PlannedDevice> devices;  ///< in row order, each with rows > 0
+  Prediction prediction;
+  std::vector<LeftOut> left_out;
+};
+
+/// For each order worth trying of each set of devices worth trying, bisects on
+/// the time t of an iteration: each device takes the most rows (within its
+/// memory) whose predicted iteration fits under t, until the rows cover ny;
+/// the excess is taken back from the slowest, one row at a time, so devices
+/// with equal curves differ by at most a row. The plan with the least predicted
+/// total wins; devices not in it are left out, with the reason. Throws
+/// InvalidArgument when the devices' memory cannot hold the grid, naming how
+/// much is missing.
+SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
+                     std::int64_t nx, std::int64_t ny, const StopRule& stop);
+
+}  // namespace hetstencil

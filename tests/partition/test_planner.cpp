@@ -1,0 +1,208 @@
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "hetstencil/error.hpp"
+#include "partition/planner.hpp"
+
+namespace hetstencil {
+namespace {
+
+constexpr std::int64_t kNx = 1024;
+const std::string kKey = rate_key(Precision::Double, kNx);
+
+// A random device: a monotone curve (a GPU-like floor or a CPU-like line), a loop cost.
+void add_device(Profile& p, const std::string& name, DeviceKind kind, std::mt19937& rng) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  DeviceProfile d;
+  d.kind = kind == DeviceKind::Gpu ? "gpu" : "cpu";
+  const double per_row = 1e-6 * (0.2 + 5 * u(rng));
+  const double floor = kind == DeviceKind::Gpu ? 1e-5 * u(rng) : 0.0;
+  std::vector<RateCurve::Point> points;
+  double t = floor;
+  for (std::int64_t r : {1, 4, 16, 64, 256}) {
+    t = std::max(t, floor + per_row * static_cast<double>(r) * (0.8 + 0.4 * u(rng)));
+    points.push_back({r, t});
+  }
+  d.rates[kKey] = RateCurve(points);
+  d.step[kKey] = 2e-6 * u(rng);
+  if (kind == DeviceKind::Gpu) {
+    d.setup_in = {1e-5 * u(rng), 1e9 * (1 + 10 * u(rng))};
+    d.setup_out = d.setup_in;
+  }
+  p.devices[name] = d;
+}
+
+Profile random_profile(const std::vector<std::pair<std::string, DeviceKind>>& devices, std::mt19937& rng) {
+  Profile p;
+  for (const auto& [name, kind] : devices) add_device(p, name, kind, rng);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (const auto& [a, ka] : devices) {
+    for (const auto& [b, kb] : devices) {
+      if (a != b) p.links[link_key(a, b)] = {2e-5 * u(rng), 1e9 * (1 + 50 * u(rng))};
+    }
+  }
+  return p;
+}
+
+// The best predicted total over every order and every split into rows >= 0
+// (a device with no rows is left out).
+double brute_force(const Profile& p, const std::vector<Candidate>& c, std::int64_t ny, const StopRule& stop) {
+  double best = std::numeric_limits<double>::infinity();
+  std::vector<std::size_t> order(c.size());
+  for (std::size_t k = 0; k < c.size(); ++k) order[k] = k;
+  std::vector<std::int64_t> rows(c.size(), 0);
+  std::function<void(std::size_t, std::int64_t)> split = [&](std::size_t k, std::int64_t left) {
+    if (k + 1 == c.size()) {
+      rows[k] = left;
+      std::vector<PlannedDevice> devices;
+      for (std::size_t i = 0; i < c.size(); ++i) {
+        if (rows[i] > 0) devices.push_back({c[order[i]].name, c[order[i]].kind, rows[i]});
+      }
+      best = std::min(best, predict(p, devices, Precision::Double, kNx, stop).total_s);
+      return;
+    }
+    for (std::int64_t r = 0; r <= left; ++r) {
+      rows[k] = r;
+      split(k + 1, left - r);
+    }
+  };
+  do {
+    split(0, ny);
+  } while (std::next_permutation(order.begin(), order.end()));
+  return best;
+}
+
+TEST(Planner, WithinATenthOfAPercentOfBruteForce) {
+  std::mt19937 rng(2026);
+  for (int trial = 0; trial < 40; ++trial) {
+    const bool three = trial % 2 == 1;
+    std::vector<std::pair<std::string, DeviceKind>> devices = {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}};
+    if (three) devices.push_back({trial % 4 == 1 ? "gpu1" : "cpu1", trial % 4 == 1 ? DeviceKind::Gpu : DeviceKind::Cpu});
+    const Profile p = random_profile(devices, rng);
+    std::vector<Candidate> c;
+    for (const auto& [name, kind] : devices) c.push_back({name, kind, 0});
+    const std::int64_t ny = three ? 20 + static_cast<std::int64_t>(rng() % 40) : 20 + static_cast<std::int64_t>(rng() % 280);
+    StopRule stop;
+    stop.max_iterations = 1 + static_cast<std::int64_t>(rng() % 2000);
+    const SplitPlan plan = plan_split(p, c, Precision::Double, kNx, ny, stop);
+    std::int64_t covered = 0;
+    for (const auto& d : plan.devices) covered += d.rows;
+    ASSERT_EQ(covered, ny);
+    const double brute = brute_force(p, c, ny, stop);
+    EXPECT_LE(plan.prediction.total_s, brute * 1.001) << "trial " << trial << ": ny " << ny;
+  }
+}
+
+TEST(Planner, EqualDevicesDifferByAtMostOneRow) {
+  std::mt19937 rng(5);
+  Profile p = random_profile({{"gpu0", DeviceKind::Gpu}}, rng);
+  for (const char* name : {"gpu1", "gpu2", "gpu3"}) p.devices[name] = p.devices["gpu0"];
+  for (const char* a : {"gpu0", "gpu1", "gpu2", "gpu3"}) {
+    for (const char* b : {"gpu0", "gpu1", "gpu2", "gpu3"}) {
+      if (std::string(a) != b) p.links[link_key(a, b)] = {5e-6, 300e9};
+    }
+  }
+  std::vector<Candidate> c = {{"gpu0", DeviceKind::Gpu}, {"gpu1", DeviceKind::Gpu}, {"gpu2", DeviceKind::Gpu},
+                              {"gpu3", DeviceKind::Gpu}};
+  StopRule stop;
+  stop.max_iterations = 100000;
+  const SplitPlan plan = plan_split(p, c, Precision::Double, kNx, 1000003, stop);
+  ASSERT_EQ(plan.devices.size(), 4u);
+  std::int64_t lo = plan.devices[0].rows, hi = lo;
+  for (const auto& d : plan.devices) {
+    lo = std::min(lo, d.rows);
+    hi = std::max(hi, d.rows);
+  }
+  EXPECT_LE(hi - lo, 1);
+}
+
+TEST(Planner, LeavesOutWhatDoesNotPayAndSaysWhy) {
+  std::mt19937 rng(9);
+  Profile p = random_profile({{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}}, rng);
+  // A GPU 300x faster than the CPU, and slow halo hand-overs that its short
+  // sweep cannot hide: the CPU does not pay.
+  p.devices["cpu0"].rates[kKey] = RateCurve({{1, 30e-6}, {1000, 30e-3}});
+  p.devices["gpu0"].rates[kKey] = RateCurve({{1, 0.1e-6}, {1000, 0.1e-3}});
+  p.devices["gpu0"].step[kKey] = 0.0;
+  p.links[link_key("cpu0", "gpu0")] = {50e-6, 10e9};
+  p.links[link_key("gpu0", "cpu0")] = {50e-6, 10e9};
+  const std::vector<Candidate> c = {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}};
+  StopRule stop;
+  stop.max_iterations = 1000;
+  SplitPlan plan = plan_split(p, c, Precision::Double, kNx, 1000, stop);
+  ASSERT_EQ(plan.devices.size(), 1u);
+  EXPECT_EQ(plan.devices[0].name, "gpu0");
+  ASSERT_EQ(plan.left_out.size(), 1u);
+  EXPECT_NE(plan.left_out[0].reason.find("halo"), std::string::npos) << plan.left_out[0].reason;
+  // With one iteration, copying the grid to the GPU does not pay.
+  p.devices["gpu0"].setup_in = {1e-3, 1e8};
+  p.devices["gpu0"].setup_out = {1e-3, 1e8};
+  stop.max_iterations = 1;
+  plan = plan_split(p, c, Precision::Double, kNx, 1000, stop);
+  ASSERT_EQ(plan.devices.size(), 1u);
+  EXPECT_EQ(plan.devices[0].name, "cpu0");
+  EXPECT_NE(plan.left_out[0].reason.find("slab"), std::string::npos) << plan.left_out[0].reason;
+}
+
+TEST(Planner, DegenerateCases) {
+  std::mt19937 rng(3);
+  Profile p = random_profile({{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}}, rng);
+  StopRule stop;
+  stop.max_iterations = 10;
+  // One device.
+  SplitPlan one = plan_split(p, {{"cpu0", DeviceKind::Cpu}}, Precision::Double, kNx, 7, stop);
+  ASSERT_EQ(one.devices.size(), 1u);
+  EXPECT_EQ(one.devices[0].rows, 7);
+  // Fewer rows than devices.
+  SplitPlan few = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}},
+                             Precision::Double, kNx, 2, stop);
+  EXPECT_LE(few.devices.size(), 2u);
+  EXPECT_EQ(few.devices.size() + few.left_out.size(), 3u);
+  // A device with (almost) zero speed gets nothing.
+  p.devices["cpu1"].rates[kKey] = RateCurve({{1, 1e6}, {2, 2e6}});
+  SplitPlan slow = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx, 100, stop);
+  ASSERT_EQ(slow.devices.size(), 1u);
+  EXPECT_EQ(slow.devices[0].name, "cpu0");
+  // Memory too small in total: the error says how much is missing.
+  try {
+    plan_split(p, {{"cpu0", DeviceKind::Cpu, 40}, {"gpu0", DeviceKind::Gpu, 50}}, Precision::Double, kNx, 100, stop);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 90 of the 100 rows"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("GiB more are needed"), std::string::npos) << e.what();
+  }
+  // Memory bounds a device's rows.
+  SplitPlan bounded = plan_split(p, {{"cpu0", DeviceKind::Cpu, 0}, {"gpu0", DeviceKind::Gpu, 10}}, Precision::Double,
+                                 kNx, 100, stop);
+  for (const auto& d : bounded.devices) {
+    if (d.name == "gpu0") {
+      EXPECT_LE(d.rows, 10);
+    }
+  }
+}
+
+TEST(Planner, SixteenDevicesAndAMillionRowsInAFewMilliseconds) {
+  std::mt19937 rng(16);
+  std::vector<std::pair<std::string, DeviceKind>> devices;
+  for (int k = 0; k < 4; ++k) devices.push_back({"cpu" + std::to_string(k), DeviceKind::Cpu});
+  for (int k = 0; k < 12; ++k) devices.push_back({"gpu" + std::to_string(k), DeviceKind::Gpu});
+  const Profile p = random_profile(devices, rng);
+  std::vector<Candidate> c;
+  for (const auto& [name, kind] : devices) c.push_back({name, kind, 0});
+  StopRule stop;
+  stop.max_iterations = 1000;
+  const auto start = std::chrono::steady_clock::now();
+  const SplitPlan plan = plan_split(p, c, Precision::Double, kNx, 1000000, stop);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  std::int64_t covered = 0;
+  for (const auto& d : plan.devices) covered += d.rows;
+  EXPECT_EQ(covered, 1000000);
+  std::printf("16 devices, 10^6 rows: planned in %.1f ms (%zu devices used)\n", ms, plan.devices.size());
+}
+
+}  // namespace
+}  // namespace hetstencil
