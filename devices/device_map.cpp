@@ -116,8 +116,9 @@ std::vector<DeviceSpec> cpu_devices(const Topology& t, int count, int threads, c
   return specs;
 }
 
-// The selection as a predicate on device names; `all` are the names there are.
-std::function<bool(const std::string&)> parse_selection(const std::string& selection,
+}  // namespace
+
+std::function<bool(const std::string&)> device_selection(const std::string& selection,
                                                         const std::vector<std::string>& all) {
   if (selection.empty() || selection == "all") return [](const std::string&) { return true; };
   std::vector<std::string> names;
@@ -150,8 +151,6 @@ std::function<bool(const std::string&)> parse_selection(const std::string& selec
   return [chosen, exclude](const std::string& name) { return (chosen.count(name) > 0) != exclude; };
 }
 
-}  // namespace
-
 std::string index_list(const std::vector<int>& indices) {
   std::string out;
   for (std::size_t i = 0; i < indices.size();) {
@@ -174,7 +173,7 @@ std::vector<DeviceSpec> map_devices(const Topology& topology, const DeviceMapOpt
   if (options.gpus) {
     for (std::size_t g = 0; g < topology.gpus.size(); ++g) names.push_back(gpu_name(g));
   }
-  const auto chosen = parse_selection(options.selection, names);
+  const auto chosen = device_selection(options.selection, names);
 
   std::set<int> taken;
   std::vector<DeviceSpec> gpus = options.gpus ? gpu_devices(topology, chosen, taken) : std::vector<DeviceSpec>{};

@@ -2,6 +2,7 @@
 // each GPU's host thread runs on, and which devices the user chose.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,11 @@ struct DeviceMapOptions {
 /// "cpu1" is the same device whatever is chosen. Binding is left out for
 /// topologies that are not this machine's.
 std::vector<DeviceSpec> map_devices(const Topology& topology, const DeviceMapOptions& options);
+
+/// A DeviceMapOptions::selection as a predicate on device names; `all` are the
+/// names there are (an unknown name or a mix of chosen and left-out names throws).
+std::function<bool(const std::string&)> device_selection(const std::string& selection,
+                                                         const std::vector<std::string>& all);
 
 /// "0-3,8,10-11" from sorted indices.
 std::string index_list(const std::vector<int>& indices);

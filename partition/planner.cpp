@@ -200,7 +200,8 @@ std::string reason(const Candidate& c, double with, double without) {
   const char* why = c.kind == DeviceKind::Gpu ? "copying its slab and its halo rows costs more than its rows would save"
                                               : "its halo copies and hand-overs cost more than its rows would save";
   if (!std::isfinite(with)) return "no split with it covers the grid (too slow, or no rows left for it)";
-  return fmt::format("{}: predicted {:.4g} s with it, {:.4g} s without", why, with, without);
+  if (with <= without * (1 + 1e-9)) return fmt::format("its rows would not shorten the run (predicted {:.6g} s either way)", without);
+  return fmt::format("{}: predicted {:.6g} s with it, {:.6g} s without", why, with, without);
 }
 
 }  // namespace

@@ -174,5 +174,32 @@ TEST(Cli, CalibrateShowPredictAndLearn) {
   fs::remove_all(cache);
 }
 
+TEST(Cli, PlansForAMachineWeDoNotHave) {
+  const std::string profile = std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json";
+  const CliRun r = run_cli("plan --json --nx 16384 --iters 1000 --profile " + profile);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  std::int64_t rows = 0, gpu_min = 1 << 30, gpu_max = 0;
+  int gpus = 0;
+  for (const auto& d : j["devices"]) {
+    rows += d["rows"].get<std::int64_t>();
+    if (d["name"].get<std::string>().rfind("gpu", 0) == 0) {
+      ++gpus;
+      gpu_min = std::min(gpu_min, d["rows"].get<std::int64_t>());
+      gpu_max = std::max(gpu_max, d["rows"].get<std::int64_t>());
+    }
+  }
+  EXPECT_EQ(rows, 16384);
+  EXPECT_EQ(gpus, 8);
+  EXPECT_LE(gpu_max - gpu_min, 1) << "equal GPUs get equal shares";
+  EXPECT_GT(j["total_s"].get<double>(), 0.0);
+
+  const CliRun small = run_cli("plan --nx 16384 --ny 1024 --iters 1000 --devices cpu0,gpu0,gpu1 --profile " + profile);
+  ASSERT_EQ(small.exit_code, 0) << small.err;
+  EXPECT_NE(small.out.find("left out: cpu0"), std::string::npos) << small.out;
+  expect_failure("plan --nx 64 --profile /nonexistent/profile.json", "no usable profile");
+  expect_failure("plan --nx 64 --devices gpu9 --profile " + profile, "no device 'gpu9'");
+}
+
 }  // namespace
 }  // namespace hetstencil

@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "hetstencil: unknown command '%s' (commands: probe, solve, bench, calibrate, profile, predict; see --help)\n", argv[1]);
+    std::fprintf(stderr, "hetstencil: unknown command '%s' (commands: probe, solve, bench, calibrate, profile, predict, plan; see --help)\n", argv[1]);
     return 2;
   }
   try {

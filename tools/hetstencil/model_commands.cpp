@@ -1,9 +1,11 @@
-// hetstencil calibrate | profile show | predict: the model from the command line.
+// hetstencil calibrate | profile show | predict | plan: the model and the
+// planner from the command line.
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
 #include "devices/cuda/cuda_info.hpp"
@@ -12,6 +14,7 @@
 #include "model/calibrate.hpp"
 #include "model/predict.hpp"
 #include "partition/even_split.hpp"
+#include "partition/planner.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
 
@@ -150,6 +153,79 @@ int run_predict(const ModelOptions& o) {
   return 0;
 }
 
+// Devices to plan for: the profile's (so that a machine we do not have can be
+// planned), chosen by --devices; memory bounds where the profile is this machine's.
+std::vector<Candidate> candidates_of(const Profile& p, const ModelOptions& o, const Topology& t, Precision precision) {
+  std::vector<std::string> names;
+  for (const auto& [name, d] : p.devices) {
+    if (p.rate(name, precision, o.nx)) names.push_back(name);
+  }
+  const auto chosen = device_selection(o.machine.devices, names);
+  const bool here = t.this_machine && fingerprint_of(t) == p.fingerprint;
+  const double row = static_cast<double>((o.nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+  std::vector<Candidate> out;
+  for (const auto& name : names) {
+    if (!chosen(name)) continue;
+    Candidate c{name, p.devices.at(name).kind == "gpu" ? DeviceKind::Gpu : DeviceKind::Cpu, 0};
+    if (here && c.kind == DeviceKind::Gpu) {
+      const int index = std::stoi(name.substr(3));
+      // Two buffers and the residual's sums, in 90% of the memory.
+      if (index < static_cast<int>(t.gpus.size())) {
+        c.max_rows = static_cast<std::int64_t>(0.9 * static_cast<double>(t.gpus[static_cast<std::size_t>(index)].memory_bytes) /
+                                               (2.0 * row + 2.0 * 8.0 * static_cast<double>((o.nx + 127) / 128)));
+      }
+    }
+    out.push_back(c);
+  }
+  if (out.empty()) HETSTENCIL_THROW(InvalidArgument, "the profile has no device to plan for with these options");
+  return out;
+}
+
+int run_plan(const ModelOptions& o) {
+  const Topology t = load_topology(o.machine.topology);
+  const std::string path = profile_path(o, t);
+  const Fingerprint here = fingerprint_of(t);
+  const auto p = load_profile(path, o.profile.empty() ? &here : nullptr);
+  if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
+  const Precision precision = parse_precision(o.precision);
+  const std::int64_t ny = o.ny > 0 ? o.ny : o.nx;
+  StopRule stop;
+  stop.max_iterations = o.iterations;
+  stop.tolerance = o.tolerance;
+  stop.check_every = o.check_every;
+  const SplitPlan plan = plan_split(*p, candidates_of(*p, o, t, precision), precision, o.nx, ny, stop);
+  const Prediction& pr = plan.prediction;
+  if (o.json) {
+    nlohmann::json devices = nlohmann::json::array();
+    for (const auto& d : pr.devices) {
+      devices.push_back({{"name", d.name}, {"rows", d.rows}, {"share", static_cast<double>(d.rows) / static_cast<double>(ny)},
+                         {"compute_s", d.compute_s}, {"exchange_s", d.exchange_s}, {"exposed_s", d.exposed_s},
+                         {"iteration_s", d.iteration_s}, {"setup_s", d.setup_s}});
+    }
+    nlohmann::json left = nlohmann::json::array();
+    for (const auto& l : plan.left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
+    fmt::print("{}\n", nlohmann::json{{"nx", o.nx}, {"ny", ny}, {"precision", to_string(precision)},
+                                      {"iterations", pr.iterations}, {"devices", devices}, {"left_out", left},
+                                      {"iteration_s", pr.iteration_s}, {"setup_s", pr.setup_s},
+                                      {"teardown_s", pr.teardown_s}, {"total_s", pr.total_s}}
+                                .dump(2));
+    return 0;
+  }
+  fmt::print("plan for {} x {} {}, {} iterations, from {}\n", o.nx, ny, to_string(precision), o.iterations, path);
+  fmt::print("{:<8} {:>9} {:>7} {:>12} {:>12} {:>12} {:>12}\n", "device", "rows", "share", "compute_ms", "exchange_ms",
+             "exposed_ms", "iter_ms");
+  for (const auto& d : pr.devices) {
+    fmt::print("{:<8} {:>9} {:>6.2f}% {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f}\n", d.name, d.rows,
+               100.0 * static_cast<double>(d.rows) / static_cast<double>(ny), d.compute_s * 1e3, d.exchange_s * 1e3,
+               d.exposed_s * 1e3, d.iteration_s * 1e3);
+  }
+  fmt::print("predicted: {:.4f} ms an iteration, set-up {:.4f} s, tear-down {:.4f} s, total {:.4f} s\n",
+             pr.iteration_s * 1e3, pr.setup_s, pr.teardown_s, pr.total_s);
+  for (const auto& l : plan.left_out) fmt::print("left out: {}: {}\n", l.name, l.reason);
+  for (const auto& n : pr.notes) fmt::print("note: {}\n", n);
+  return 0;
+}
+
 void add_profile_option(CLI::App* sub, ModelOptions& o) {
   sub->add_option("--profile", o.profile, "profile file (default: this machine's, under $XDG_CACHE_HOME/hetstencil)");
 }
@@ -193,9 +269,25 @@ Command add_model_commands(CLI::App& app) {
   add_profile_option(pred, *o);
   pred->callback([mode] { *mode = "predict"; });
 
+  CLI::App* plan = app.add_subcommand("plan", "The split that finishes first, from the profile, and why");
+  plan->add_option("--nx", o->nx, "interior points per row")->check(CLI::PositiveNumber)->capture_default_str();
+  plan->add_option("--ny", o->ny, "interior rows (default: nx)")->check(CLI::PositiveNumber);
+  plan->add_option("--precision", o->precision, "float or double")->check(CLI::IsMember({"float", "double"}))
+      ->capture_default_str();
+  plan->add_option("--iters", o->iterations, "iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
+  plan->add_option("--tol", o->tolerance, "a tolerance: residual checks every --check-every iterations")
+      ->check(CLI::PositiveNumber);
+  plan->add_option("--check-every", o->check_every, "iterations between checks with --tol")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  plan->add_option("--devices", o->machine.devices, "devices of the profile to use, e.g. gpu or -cpu0 (default: all)");
+  plan->add_flag("--json", o->json, "print the plan as one JSON object");
+  add_profile_option(plan, *o);
+  plan->callback([mode] { *mode = "plan"; });
+
   return [o, mode] {
     if (*mode == "calibrate") return run_calibrate(*o);
     if (*mode == "show") return run_profile_show(*o);
+    if (*mode == "plan") return run_plan(*o);
     return run_predict(*o);
   };
 }
