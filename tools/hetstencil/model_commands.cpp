@@ -45,6 +45,23 @@ std::string profile_path(const ModelOptions& o, const Topology& t) {
   return o.profile.empty() ? default_profile_path(fingerprint_of(t).host) : o.profile;
 }
 
+StopRule stop_rule(const ModelOptions& o) {
+  StopRule stop;
+  stop.max_iterations = o.iterations;
+  stop.tolerance = o.tolerance;
+  stop.check_every = o.check_every;
+  return stop;
+}
+
+// A given profile describes its own machine; the default one must be this machine's.
+Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::string& path) {
+  path = profile_path(o, t);
+  const Fingerprint here = fingerprint_of(t);
+  auto p = load_profile(path, o.profile.empty() ? &here : nullptr);
+  if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
+  return *p;
+}
+
 void print_profile(const Profile& p) {
   fmt::print("profile of {} ({}, {} sockets, {} cores, {} GPUs), kernels {}\n", p.fingerprint.host,
              p.fingerprint.cpu_model, p.fingerprint.sockets, p.fingerprint.cores, p.fingerprint.gpus.size(),
@@ -113,11 +130,8 @@ int run_profile_show(const ModelOptions& o) {
 
 int run_predict(const ModelOptions& o) {
   const Topology t = load_topology(o.machine.topology);
-  const std::string path = profile_path(o, t);
-  const Fingerprint here = fingerprint_of(t);
-  // A given profile describes its own machine; the default one must be this machine's.
-  const auto p = load_profile(path, o.profile.empty() ? &here : nullptr);
-  if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
+  std::string path;
+  const Profile p = profile_for_planning(o, t, path);
   const auto specs = map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
                                                      o.machine.devices, t.this_machine ? cuda_compiled() : true});
   const std::int64_t ny = o.ny > 0 ? o.ny : o.nx;
@@ -134,11 +148,7 @@ int run_predict(const ModelOptions& o) {
   }
   if (total != ny) HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not ny = " + std::to_string(ny));
   const Precision precision = parse_precision(o.precision);
-  StopRule stop;
-  stop.max_iterations = o.iterations;
-  stop.tolerance = o.tolerance;
-  stop.check_every = o.check_every;
-  const Prediction pr = predict(*p, planned, precision, o.nx, stop);
+  const Prediction pr = predict(p, planned, precision, o.nx, stop_rule(o));
   fmt::print("{:<8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>10}\n", "device", "rows", "compute_ms", "exchange_ms",
              "exposed_ms", "iter_ms", "check_ms");
   for (const auto& d : pr.devices) {
@@ -183,17 +193,11 @@ std::vector<Candidate> candidates_of(const Profile& p, const ModelOptions& o, co
 
 int run_plan(const ModelOptions& o) {
   const Topology t = load_topology(o.machine.topology);
-  const std::string path = profile_path(o, t);
-  const Fingerprint here = fingerprint_of(t);
-  const auto p = load_profile(path, o.profile.empty() ? &here : nullptr);
-  if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
+  std::string path;
+  const Profile p = profile_for_planning(o, t, path);
   const Precision precision = parse_precision(o.precision);
   const std::int64_t ny = o.ny > 0 ? o.ny : o.nx;
-  StopRule stop;
-  stop.max_iterations = o.iterations;
-  stop.tolerance = o.tolerance;
-  stop.check_every = o.check_every;
-  const SplitPlan plan = plan_split(*p, candidates_of(*p, o, t, precision), precision, o.nx, ny, stop);
+  const SplitPlan plan = plan_split(p, candidates_of(p, o, t, precision), precision, o.nx, ny, stop_rule(o));
   const Prediction& pr = plan.prediction;
   if (o.json) {
     nlohmann::json devices = nlohmann::json::array();
@@ -226,6 +230,19 @@ int run_plan(const ModelOptions& o) {
   return 0;
 }
 
+// The problem a prediction or a plan is for.
+void add_problem_options(CLI::App* sub, ModelOptions& o) {
+  sub->add_option("--nx", o.nx, "interior points per row")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--ny", o.ny, "interior rows (default: nx)")->check(CLI::PositiveNumber);
+  sub->add_option("--precision", o.precision, "float or double")->check(CLI::IsMember({"float", "double"}))
+      ->capture_default_str();
+  sub->add_option("--iters", o.iterations, "iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--tol", o.tolerance, "a tolerance: residual checks every --check-every iterations")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--check-every", o.check_every, "iterations between checks with --tol")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+}
+
 void add_profile_option(CLI::App* sub, ModelOptions& o) {
   sub->add_option("--profile", o.profile, "profile file (default: this machine's, under $XDG_CACHE_HOME/hetstencil)");
 }
@@ -255,30 +272,14 @@ Command add_model_commands(CLI::App& app) {
   show->callback([mode] { *mode = "show"; });
 
   CLI::App* pred = app.add_subcommand("predict", "Predict a split's time per device and in total from the profile");
-  pred->add_option("--nx", o->nx, "interior points per row")->check(CLI::PositiveNumber)->capture_default_str();
-  pred->add_option("--ny", o->ny, "interior rows (default: nx)")->check(CLI::PositiveNumber);
-  pred->add_option("--precision", o->precision, "float or double")->check(CLI::IsMember({"float", "double"}))
-      ->capture_default_str();
-  pred->add_option("--iters", o->iterations, "iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
-  pred->add_option("--tol", o->tolerance, "a tolerance: residual checks every --check-every iterations")
-      ->check(CLI::PositiveNumber);
-  pred->add_option("--check-every", o->check_every, "iterations between checks with --tol")->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_problem_options(pred, *o);
   pred->add_option("--rows", o->rows, "rows per device, in device order (default: even)")->delimiter(',');
   add_machine_options(pred, o->machine);
   add_profile_option(pred, *o);
   pred->callback([mode] { *mode = "predict"; });
 
   CLI::App* plan = app.add_subcommand("plan", "The split that finishes first, from the profile, and why");
-  plan->add_option("--nx", o->nx, "interior points per row")->check(CLI::PositiveNumber)->capture_default_str();
-  plan->add_option("--ny", o->ny, "interior rows (default: nx)")->check(CLI::PositiveNumber);
-  plan->add_option("--precision", o->precision, "float or double")->check(CLI::IsMember({"float", "double"}))
-      ->capture_default_str();
-  plan->add_option("--iters", o->iterations, "iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
-  plan->add_option("--tol", o->tolerance, "a tolerance: residual checks every --check-every iterations")
-      ->check(CLI::PositiveNumber);
-  plan->add_option("--check-every", o->check_every, "iterations between checks with --tol")->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  add_problem_options(plan, *o);
   plan->add_option("--devices", o->machine.devices, "devices of the profile to use, e.g. gpu or -cpu0 (default: all)");
   plan->add_flag("--json", o->json, "print the plan as one JSON object");
   add_profile_option(plan, *o);
