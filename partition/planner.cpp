@@ -206,6 +206,24 @@ std::string reason(const Candidate& c, double with, double without) {
 
 }  // namespace
 
+std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, const Topology& topology,
+                                     Precision precision, std::int64_t nx) {
+  const double row = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+  const double sums = 2.0 * 8.0 * static_cast<double>((nx + 127) / 128);
+  std::vector<Candidate> out;
+  for (const auto& d : devices) {
+    Candidate c{d.name, d.kind, 0};
+    if (d.kind == DeviceKind::Gpu && topology.this_machine) {
+      const auto index = static_cast<std::size_t>(std::stoi(d.name.substr(3)));
+      if (index < topology.gpus.size()) {
+        c.max_rows = static_cast<std::int64_t>(0.9 * static_cast<double>(topology.gpus[index].memory_bytes) / (2.0 * row + sums));
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
 SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
                      std::int64_t nx, std::int64_t ny, const StopRule& stop) {
   if (candidates.empty()) HETSTENCIL_THROW(InvalidArgument, "no devices to plan for");

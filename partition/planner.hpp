@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "hetstencil/topology.hpp"
 #include "model/predict.hpp"
 
 namespace hetstencil {
@@ -25,6 +26,11 @@ struct SplitPlan {
   Prediction prediction;
   std::vector<LeftOut> left_out;
 };
+
+/// The devices as the planner sees them; a GPU's rows are bounded by its
+/// memory (two slabs and the residual's sums in 90% of it) where it is known.
+std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, const Topology& topology,
+                                     Precision precision, std::int64_t nx);
 
 /// For each order worth trying of each set of devices worth trying, bisects on
 /// the time t of an iteration: each device takes the most rows (within its

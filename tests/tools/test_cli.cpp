@@ -106,6 +106,12 @@ TEST(Cli, HelpExplainsEveryOption) {
   }
 }
 
+TEST(Cli, WithoutAProfileTheSplitIsEven) {
+  const CliRun r = run_cli("solve --nx 16 --iters 3 --cpu-devices 2 --devices cpu");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("split: even"), std::string::npos) << r.out;
+}
+
 TEST(Cli, JsonReportDescribesTheSolve) {
   const CliRun r = run_cli("solve --nx 17 --ny 9 --iters 12 --cpu-devices 2 --devices cpu --threads 1 --precision float --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -164,6 +170,15 @@ TEST(Cli, CalibrateShowPredictAndLearn) {
   const CliRun solve = run_cli("solve --nx 64 --iters 20" + machine);
   ASSERT_EQ(solve.exit_code, 0) << solve.err;
   EXPECT_NE(solve.out.find("updated from this run"), std::string::npos) << solve.out;
+  EXPECT_NE(solve.out.find("split planned from"), std::string::npos) << solve.out;
+  const CliRun planned = run_cli("solve --nx 64 --iters 20 --json --no-learn" + machine);
+  ASSERT_EQ(planned.exit_code, 0) << planned.err;
+  const auto pj = nlohmann::json::parse(planned.out);
+  EXPECT_EQ(pj["split"], "planned");
+  EXPECT_GT(pj["predicted_iteration_s"].get<double>(), 0.0);
+  std::int64_t rows = 0;
+  for (const auto& d : pj["devices"]) rows += d["rows"].get<std::int64_t>();
+  EXPECT_EQ(rows, 64);
 
   // A corrupt profile is ignored with a warning, never a crash.
   for (const auto& entry : fs::directory_iterator(cache / "hetstencil")) std::ofstream(entry.path()) << "{ broken";

@@ -165,30 +165,26 @@ int run_predict(const ModelOptions& o) {
 
 // Devices to plan for: the profile's (so that a machine we do not have can be
 // planned), chosen by --devices; memory bounds where the profile is this machine's.
-std::vector<Candidate> candidates_of(const Profile& p, const ModelOptions& o, const Topology& t, Precision precision) {
+std::vector<Candidate> profile_candidates(const Profile& p, const ModelOptions& o, const Topology& t,
+                                          Precision precision) {
   std::vector<std::string> names;
   for (const auto& [name, d] : p.devices) {
     if (p.rate(name, precision, o.nx)) names.push_back(name);
   }
   const auto chosen = device_selection(o.machine.devices, names);
-  const bool here = t.this_machine && fingerprint_of(t) == p.fingerprint;
-  const double row = static_cast<double>((o.nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
-  std::vector<Candidate> out;
+  std::vector<DeviceInfo> devices;
   for (const auto& name : names) {
     if (!chosen(name)) continue;
-    Candidate c{name, p.devices.at(name).kind == "gpu" ? DeviceKind::Gpu : DeviceKind::Cpu, 0};
-    if (here && c.kind == DeviceKind::Gpu) {
-      const int index = std::stoi(name.substr(3));
-      // Two buffers and the residual's sums, in 90% of the memory.
-      if (index < static_cast<int>(t.gpus.size())) {
-        c.max_rows = static_cast<std::int64_t>(0.9 * static_cast<double>(t.gpus[static_cast<std::size_t>(index)].memory_bytes) /
-                                               (2.0 * row + 2.0 * 8.0 * static_cast<double>((o.nx + 127) / 128)));
-      }
-    }
-    out.push_back(c);
+    DeviceInfo d;
+    d.name = name;
+    d.kind = p.devices.at(name).kind == "gpu" ? DeviceKind::Gpu : DeviceKind::Cpu;
+    devices.push_back(d);
   }
-  if (out.empty()) HETSTENCIL_THROW(InvalidArgument, "the profile has no device to plan for with these options");
-  return out;
+  if (devices.empty()) HETSTENCIL_THROW(InvalidArgument, "the profile has no device to plan for with these options");
+  Topology elsewhere;  // another machine's profile: no memory bounds known
+  elsewhere.this_machine = false;
+  const bool here = t.this_machine && fingerprint_of(t) == p.fingerprint;
+  return candidates_of(devices, here ? t : elsewhere, precision, o.nx);
 }
 
 int run_plan(const ModelOptions& o) {
@@ -197,7 +193,7 @@ int run_plan(const ModelOptions& o) {
   const Profile p = profile_for_planning(o, t, path);
   const Precision precision = parse_precision(o.precision);
   const std::int64_t ny = o.ny > 0 ? o.ny : o.nx;
-  const SplitPlan plan = plan_split(p, candidates_of(p, o, t, precision), precision, o.nx, ny, stop_rule(o));
+  const SplitPlan plan = plan_split(p, profile_candidates(p, o, t, precision), precision, o.nx, ny, stop_rule(o));
   const Prediction& pr = plan.prediction;
   if (o.json) {
     nlohmann::json devices = nlohmann::json::array();

@@ -1,13 +1,17 @@
 // hetstencil solve: one Poisson solve on every device, with a report.
+#include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
 #include "hetstencil/hetstencil.hpp"
 #include "model/learn.hpp"
 #include "model/profile.hpp"
+#include "partition/planner.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
 
@@ -76,26 +80,64 @@ int run_solve(const SolveOptions& o) {
   if (!o.output.empty()) check_writable(o.output);  // fail now, not after the solve
 
   Runtime runtime(o.machine);
-  const Result result = runtime.solve(p, o.rows.empty() ? runtime.even_plan(p) : rows_plan(o.rows, runtime.devices().size()));
+  // The split: forced by --rows, else planned from this machine's profile when it
+  // has one, else even.
+  const Fingerprint here = fingerprint_of(runtime.topology());
+  const std::string profile_path = default_profile_path(here.host);
+  std::optional<Profile> profile = runtime.topology().this_machine ? load_profile(profile_path, &here) : std::nullopt;
+  std::optional<SplitPlan> planned;
+  Plan plan;
+  if (!o.rows.empty()) {
+    plan = rows_plan(o.rows, runtime.devices().size());
+  } else if (profile && std::all_of(runtime.devices().begin(), runtime.devices().end(), [&](const DeviceInfo& d) {
+               return profile->rate(d.name, p.precision, p.nx).has_value();
+             })) {
+    planned = plan_split(*profile, candidates_of(runtime.devices(), runtime.topology(), p.precision, p.nx), p.precision,
+                         p.nx, p.ny, p.stop);
+    std::int64_t first = 1;
+    for (const auto& d : planned->devices) {
+      const auto k = static_cast<std::size_t>(std::find_if(runtime.devices().begin(), runtime.devices().end(),
+                                                           [&](const DeviceInfo& i) { return i.name == d.name; }) -
+                                              runtime.devices().begin());
+      plan.parts.push_back(Assignment{k, first, d.rows});
+      first += d.rows;
+    }
+  } else {
+    plan = runtime.even_plan(p);
+  }
+  const Result result = runtime.solve(p, plan);
   if (!o.output.empty()) {
     std::visit([&](const auto& grid) { write_npy(o.output, grid); }, result.solution);
   }
   // The run's measurements flow back into this machine's profile, if it has one.
   std::string learned;
-  if (o.learn && runtime.topology().this_machine) {
-    const Fingerprint here = fingerprint_of(runtime.topology());
-    const std::string path = default_profile_path(here.host);
-    if (auto profile = load_profile(path, &here)) {
-      if (const int moved = learn(*profile, result.report); moved > 0) {
-        save_profile(path, *profile);
-        learned = fmt::format("profile: {} device curve(s) updated from this run ({})", moved, path);
-      }
+  if (o.learn && profile) {
+    if (const int moved = learn(*profile, result.report); moved > 0) {
+      save_profile(profile_path, *profile);
+      learned = fmt::format("profile: {} device curve(s) updated from this run ({})", moved, profile_path);
     }
   }
+  const Report& r = result.report;
+  const double measured_iteration = r.iterations > 0 ? r.solve_s / static_cast<double>(r.iterations) : 0.0;
   if (o.json) {
-    fmt::print("{}\n", to_json(result.report));
+    nlohmann::json j = nlohmann::json::parse(to_json(r));
+    j["split"] = planned ? "planned" : (o.rows.empty() ? "even" : "forced");
+    if (planned) {
+      j["predicted_iteration_s"] = planned->prediction.iteration_s;
+      j["predicted_s"] = planned->prediction.total_s;
+    }
+    fmt::print("{}\n", j.dump(2));
   } else {
-    print_table(result.report);
+    print_table(r);
+    if (planned) {
+      const double predicted = planned->prediction.iteration_s;
+      fmt::print("split planned from {}: predicted {:.4f} ms an iteration, measured {:.4f} ms ({:+.1f}%)\n",
+                 profile_path, predicted * 1e3, measured_iteration * 1e3,
+                 100.0 * (predicted - measured_iteration) / measured_iteration);
+      for (const auto& l : planned->left_out) fmt::print("left out: {}: {}\n", l.name, l.reason);
+    } else if (o.rows.empty()) {
+      fmt::print("split: even (no profile of this machine; hetstencil calibrate makes one)\n");
+    }
     if (!o.output.empty()) fmt::print("solution written to {}\n", o.output);
     if (!learned.empty()) fmt::print("{}\n", learned);
   }
