@@ -36,7 +36,6 @@ class Counter {
   void advance_to(std::int64_t v);
   /// Returns once value() >= v; throws Aborted once *abort is set.
   void wait_at_least(std::int64_t v, const std::atomic<bool>& abort);
-  void set_spins(int spins) { spins_ = spins; }
 
  private:
   std::atomic<std::int64_t> value_{0};

@@ -20,7 +20,6 @@ class NumaBuffer {
   NumaBuffer& operator=(const NumaBuffer&) = delete;
 
   void* data() const { return data_; }
-  std::size_t bytes() const { return bytes_; }
 
  private:
   void release();

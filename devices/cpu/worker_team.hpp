@@ -35,8 +35,6 @@ class WorkerTeam {
 
   /// The barrier between the workers of the running body.
   void sync() { barrier_.wait(*abort_); }
-  /// The abort flag of the running body (for waits outside the team).
-  const std::atomic<bool>& abort_flag() const { return *abort_; }
 
  private:
   void worker_main(int worker, std::vector<int> cpus);

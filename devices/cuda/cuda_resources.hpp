@@ -18,16 +18,15 @@ template <class Kind>
 class Allocation {
  public:
   Allocation() = default;
-  Allocation(std::size_t bytes, const std::string& context) : bytes_(bytes) {
+  Allocation(std::size_t bytes, const std::string& context) {
     if (bytes > 0) HETSTENCIL_CUDA_CHECK(Kind::allocate(&data_, bytes), context);
   }
   ~Allocation() { reset(); }
-  Allocation(Allocation&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+  Allocation(Allocation&& o) noexcept : data_(std::exchange(o.data_, nullptr)) {}
   Allocation& operator=(Allocation&& o) noexcept {
     if (this != &o) {
       reset();
       data_ = std::exchange(o.data_, nullptr);
-      bytes_ = std::exchange(o.bytes_, 0);
     }
     return *this;
   }
@@ -35,16 +34,13 @@ class Allocation {
   T* get() const {
     return static_cast<T*>(data_);
   }
-  std::size_t bytes() const { return bytes_; }
   void reset() {
     if (data_) Kind::release(data_);
     data_ = nullptr;
-    bytes_ = 0;
   }
 
  private:
   void* data_ = nullptr;
-  std::size_t bytes_ = 0;
 };
 
 struct OnDevice {
