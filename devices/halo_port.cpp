@@ -53,6 +53,18 @@ Exchange::Exchange(std::vector<Device*> devices, std::vector<RowRange> rows, con
   }
 }
 
+Progress Exchange::progress() {
+  Progress p;
+  p.max_iterations = job_.stop.max_iterations;
+  p.iteration = p.max_iterations;
+  for (const auto& c : published_) p.iteration = std::min(p.iteration, c->value());
+  const std::lock_guard<std::mutex> lock(check_mutex_);
+  p.checked = checks_completed_ > 0;
+  p.residual = last_;
+  p.initial_residual = initial_;
+  return p;
+}
+
 CheckOutcome Exchange::check(std::size_t k, std::int64_t t, const double* row_sums, double max_abs) {
   std::unique_lock<std::mutex> lock(check_mutex_);
   std::copy(row_sums, row_sums + rows_[k].count, row_sums_.begin() + (rows_[k].first - 1));

@@ -67,6 +67,9 @@ class Exchange {
   Residual final_residual() const { return last_; }
   std::int64_t final_iteration() const { return last_t_; }
   bool converged() const { return converged_; }
+  /// Iterates every device has published, and the last check: safe to call
+  /// from any thread while the devices run (elapsed_s is left to the caller).
+  Progress progress();
 
  private:
   friend class HaloPort;

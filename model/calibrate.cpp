@@ -28,10 +28,34 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::vector<std::int64_t> row_counts(std::int64_t most) {
+// Rows doubling from 4 up to `most`, and any `extra` counts below it.
+std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::int64_t>& extra = {}) {
   std::vector<std::int64_t> rows;
-  for (std::int64_t r = 4; r < most; r *= 4) rows.push_back(r);
+  for (std::int64_t r = 4; r < most; r *= 2) rows.push_back(r);
   rows.push_back(most);
+  for (std::int64_t r : extra) {
+    if (r >= 1 && r < most) rows.push_back(r);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
+// A CPU device's time per row jumps where its two slabs stop fitting in the
+// last-level cache: alone (where it switches to non-temporal stores) and when
+// all the devices calibrated together share one cache. Points on both sides of
+// each jump keep the interpolation from smearing it over a doubling of rows.
+std::vector<std::int64_t> cache_edges(const std::vector<const DeviceSpec*>& cpus, std::int64_t nx, Precision precision) {
+  std::vector<std::int64_t> rows;
+  const double row_bytes = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+  for (const DeviceSpec* c : cpus) {
+    if (c->cache_bytes == 0) continue;
+    for (std::size_t sharing : {std::size_t{1}, cpus.size()}) {
+      const auto edge = static_cast<std::int64_t>(static_cast<double>(c->cache_bytes) /
+                                                  (2.0 * row_bytes * static_cast<double>(sharing)));
+      for (double f : {0.9, 1.1}) rows.push_back(static_cast<std::int64_t>(f * static_cast<double>(edge)));
+    }
+  }
   return rows;
 }
 
@@ -82,7 +106,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     for (auto& d : devices) d->attach(job, RowRange{1, most});
     double last = 0.0;
     std::int64_t last_rows = 0;
-    for (std::int64_t r : row_counts(most)) {
+    for (std::int64_t r : row_counts(most, cache_edges(cpus, o.nx, precision))) {
       const double estimate = last_rows ? last * static_cast<double>(r) / static_cast<double>(last_rows) : 0.0;
       if (!budget.allows(2 * estimate * (o.repetitions + 1))) {
         skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(r) + " rows");

@@ -51,9 +51,6 @@ void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   pitch_ = (job.cols() + values_per_line - 1) / values_per_line * values_per_line;
   const std::size_t bytes = static_cast<std::size_t>((rows.count + 2) * pitch_) * bytes_per_value;
   for (auto& b : buffers_) b = NumaBuffer(bytes, info_.numa_node, info_.name);
-  // Once both buffers overflow the cache, each new row would be read for
-  // ownership and evicted unused: write it straight to memory instead.
-  streaming_ = kHasStreamingStores && 2 * bytes > cache_bytes_;
   row_sums_.assign(static_cast<std::size_t>(rows.count), 0.0);
   worker_max_.assign(static_cast<std::size_t>(team_.size()), 0.0);
   final_t_ = 0;
@@ -83,17 +80,28 @@ void CpuDevice::attach_rows(int worker) {
   }
 }
 
+// Once the rows swept (in both buffers) overflow the cache, each new row would
+// be read for ownership and evicted unused: write it straight to memory instead.
+// Decided by the rows swept, so that a calibration over part of a slab sweeps
+// as a run over a slab of that size does.
+bool CpuDevice::streaming_stores(std::int64_t rows) const {
+  if (rows < 0) rows = rows_.count;
+  const auto bytes = static_cast<std::uint64_t>(2 * rows * pitch_) * value_bytes(job_->precision);
+  return kHasStreamingStores && bytes > cache_bytes_;
+}
+
 template <class T>
 void CpuDevice::sweep_rows(int worker, int from, std::int64_t count) {
   const Block b = worker_rows(worker, count);
+  const bool streaming = streaming_stores(count);
   const T* h2f = static_cast<const T*>(job_->h2f);
-  const auto sweep = streaming_ ? jacobi_row_streaming<T> : jacobi_row<T>;
+  const auto sweep = streaming ? jacobi_row_streaming<T> : jacobi_row<T>;
   for (std::int64_t r = b.begin; r < b.end; ++r) {
     const std::int64_t global = rows_.first - 1 + r;
     sweep(row<T>(from, r - 1), row<T>(from, r), row<T>(from, r + 1), h2f ? h2f + global * job_->cols() : nullptr,
           global == job_->spike_row ? job_->spike_col : -1, row<T>(1 - from, r), job_->nx);
   }
-  if (streaming_) stream_fence();  // the rows must be visible before the barrier
+  if (streaming) stream_fence();  // the rows must be visible before the barrier
 }
 
 // A worker's rows' residual sums into row_sums_, its largest |rho| into worker_max_.
@@ -116,9 +124,10 @@ void CpuDevice::residual_rows(int worker, int current, std::int64_t count) {
 template <class T>
 void CpuDevice::copy_rows(int worker, int from) {
   const Block b = worker_rows(worker);
-  const auto copy = streaming_ ? copy_row_streaming<T> : copy_row<T>;
+  const bool streaming = streaming_stores();
+  const auto copy = streaming ? copy_row_streaming<T> : copy_row<T>;
   for (std::int64_t r = b.begin; r < b.end; ++r) copy(row<T>(from, r), row<T>(1 - from, r), job_->nx);
-  if (streaming_) stream_fence();
+  if (streaming) stream_fence();
 }
 
 // One body per worker. Worker 0 leads: it times the phases, exchanges ghost rows

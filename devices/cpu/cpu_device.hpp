@@ -38,9 +38,9 @@ class CpuDevice final : public Device {
   /// `rows` rows of the attached slab, by all workers: the calibration's
   /// samples; with `residual`, of the residual pass a check makes instead.
   std::vector<double> sweep_samples(std::int64_t rows, int repetitions, bool residual = false);
-  /// Whether sweeps of the attached slab use non-temporal stores (slabs larger
-  /// than the last-level cache do).
-  bool streaming_stores() const { return streaming_; }
+  /// Whether a sweep of `rows` rows of the attached slab uses non-temporal
+  /// stores (rows that overflow the last-level cache do); all rows by default.
+  bool streaming_stores(std::int64_t rows = -1) const;
 
  private:
   template <class T>
@@ -70,7 +70,6 @@ class CpuDevice final : public Device {
   std::vector<double> row_sums_;
   std::vector<double> worker_max_;
   bool stop_ = false;
-  bool streaming_ = false;
   std::uint64_t cache_bytes_;
   DeviceTimes times_;
 };

@@ -177,7 +177,10 @@ class CudaDevice final : public Device {
     edge_ = cuda::Stream(context("creating its edge stream"), true);
     for (int b = 0; b < buffer_count_; ++b) {
       edge_done_[b] = cuda::Event(context("creating an event"));
-      interior_done_[b] = cuda::Event(context("creating an event"));
+      edge_start_[b] = cuda::Event(context("creating a timing event"), true);
+      edge_swept_[b] = cuda::Event(context("creating a timing event"), true);
+      interior_start_[b] = cuda::Event(context("creating a timing event"), true);
+      interior_done_[b] = cuda::Event(context("creating a timing event"), true);
     }
     residual_copied_ = cuda::Event(context("creating an event"));
     final_t_ = 0;
@@ -250,8 +253,23 @@ class CudaDevice final : public Device {
     const std::int64_t n = rows_.count;
     HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_[buffer_of(t + buffer_count_ - 1)], 0),
                           context("ordering the interior after the edge rows"));
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_start_[buffer_of(t)], main_), context("recording the interior"));
     if (n > 2) sweep<T>(t, 2, n, residual, main_);
     HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[buffer_of(t)], main_), context("recording the interior"));
+  }
+
+  // GPU time between two completed events.
+  double elapsed(const cuda::Event& from, const cuda::Event& to) const {
+    float ms = 0.0f;
+    HETSTENCIL_CUDA_CHECK(cudaEventElapsedTime(&ms, from, to), context("timing its sweeps"));
+    return 1e-3 * static_cast<double>(ms);
+  }
+
+  // Compute time is what the GPU spends sweeping (edge rows and interior), from
+  // events, not the host's waits: it is what the model's rate curve predicts.
+  void time_edges(std::int64_t t) { times_.compute_s += elapsed(edge_start_[buffer_of(t)], edge_swept_[buffer_of(t)]); }
+  void time_interior(std::int64_t t) {
+    times_.compute_s += elapsed(interior_start_[buffer_of(t)], interior_done_[buffer_of(t)]);
   }
 
   // Per step t -> t + 1: the edge rows first, on a high-priority stream, so that
@@ -292,12 +310,15 @@ class CudaDevice final : public Device {
         join_check(port, t);
         final_t_ = t;
         times_.check_s += since(begin);
+        if (t > 0) time_interior(t - 1);
         break;
       }
       const bool check = job_->stop.checks_at(t);
       HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, interior_done_[buffer_of(t + buffer_count_ - 1)], 0),
                             context("ordering the edge rows after the interior"));
+      HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_start_[buffer_of(t)], edge_), context("recording the edge rows"));
       for (int k = 0; k < (n > 1 ? 2 : 1); ++k) sweep<T>(t, edge_rows[k], edge_rows[k] + 1, check, edge_);
+      HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_swept_[buffer_of(t)], edge_), context("recording the edge rows"));
       if (host_edges) {
         for (Side side : {Side::Top, Side::Bottom}) {
           HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(edge_row(side, t + 1)),
@@ -321,14 +342,16 @@ class CudaDevice final : public Device {
         const bool stop = join_check(port, t).stop;
         times_.check_s += since(begin);
         if (stop) {
+          // Its sweeps made iterate t + 1, which the solve does not keep.
           final_t_ = t;
           break;
         }
       }
-      Clock::time_point waited = Clock::now();
       HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(edge_done_[buffer_of(t)]), context("sweeping its edge rows"));
-      times_.compute_s += since(waited);
-      waited = Clock::now();
+      // The edge rows of step t waited for the interior of step t - 1.
+      time_edges(t);
+      if (t > 0) time_interior(t - 1);
+      const Clock::time_point waited = Clock::now();
       port.publish(t + 1);
       port.wait_neighbours(t + 1);
       for (Side side : {Side::Top, Side::Bottom}) {
@@ -369,6 +392,9 @@ class CudaDevice final : public Device {
   cuda::Stream main_;
   cuda::Stream edge_;
   cuda::Event edge_done_[3];         // per buffer: the step from that iterate
+  cuda::Event edge_start_[3];        // timing its edge sweeps and its interior sweep
+  cuda::Event edge_swept_[3];
+  cuda::Event interior_start_[3];
   cuda::Event interior_done_[3];
   cuda::Event residual_copied_;
   std::int64_t final_t_ = 0;

@@ -1,8 +1,11 @@
 #include "runtime/src/executor.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -48,8 +51,53 @@ double run_on_threads(std::size_t n, const std::function<void(std::size_t)>& tas
   return seconds;
 }
 
+// Calls the watcher every few tenths of a second from a thread of its own while
+// the devices iterate; it reads the exchange's counters and never makes a
+// device wait. Stops (without a last call) when destroyed.
+class ProgressMonitor {
+ public:
+  ProgressMonitor(const ProgressWatch& watch, Exchange& exchange) {
+    if (!watch.callback) return;
+    thread_ = std::thread([this, watch, &exchange] {
+      const Clock::time_point start = Clock::now();
+      const auto every = std::chrono::duration<double>(std::max(watch.every_s, 0.01));
+      std::unique_lock<std::mutex> lock(mutex_);
+      while (!wake_.wait_for(lock, every, [this] { return done_; })) {
+        Progress p = exchange.progress();
+        p.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
+        lock.unlock();
+        try {
+          watch.callback(p);
+        } catch (const std::exception& e) {
+          spdlog::warn("the progress callback failed: {}; no more progress is reported", e.what());
+          return;
+        }
+        lock.lock();
+      }
+    });
+  }
+  ProgressMonitor(const ProgressMonitor&) = delete;
+  ProgressMonitor& operator=(const ProgressMonitor&) = delete;
+  ~ProgressMonitor() {
+    if (!thread_.joinable()) return;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
 template <class T>
-Result execute_typed(const Problem& problem, const Plan& plan, const std::vector<Device*>& all, int spins) {
+Result execute_typed(const Problem& problem, const Plan& plan, const std::vector<Device*>& all, int spins,
+                     const ProgressWatch& watch) {
   const SourceTerm<T> source = make_source_term<T>(problem);
   // One grid holds the initial iterate for attach() and receives the solution
   // in detach(); the devices hold their own slabs in between.
@@ -78,8 +126,11 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, nothing);
   Exchange exchange(devices, rows, job, problem.h(), spins);
   spdlog::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
-  report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(exchange.port(k)); },
-                                  [&] { exchange.abort(); });
+  {
+    ProgressMonitor monitor(watch, exchange);
+    report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(exchange.port(k)); },
+                                    [&] { exchange.abort(); });
+  }
   report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, nothing);
 
   report.nx = problem.nx;
@@ -129,11 +180,12 @@ void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_
   }
 }
 
-Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins) {
+Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
+               const ProgressWatch& watch) {
   problem.validate();
   validate_plan(plan, problem, devices.size());
   return dispatch(problem.precision,
-                  [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins); });
+                  [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch); });
 }
 
 }  // namespace hetstencil

@@ -8,6 +8,7 @@
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
+#include "hetstencil/runtime.hpp"
 
 namespace hetstencil {
 
@@ -15,7 +16,14 @@ namespace hetstencil {
 /// 1..ny exactly once, and name distinct devices among `device_count`.
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count);
 
+/// Who watches a solve's progress, and how often (no one when `callback` is empty).
+struct ProgressWatch {
+  ProgressCallback callback;
+  double every_s = 0.5;
+};
+
 /// `spins`: how long waiting threads spin before sleeping (see Counter).
-Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins);
+Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
+               const ProgressWatch& watch = {});
 
 }  // namespace hetstencil

@@ -64,10 +64,12 @@ Plan Runtime::even_plan(const Problem& problem) const {
 
 Result Runtime::solve(const Problem& problem) { return solve(problem, even_plan(problem)); }
 
-Result Runtime::solve(const Problem& problem, const Plan& plan) {
+Result Runtime::solve(const Problem& problem, const Plan& plan) { return solve(problem, plan, nullptr); }
+
+Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCallback& progress, double every_s) {
   std::vector<Device*> devices;
   for (auto& d : impl_->devices) devices.push_back(d.get());
-  return execute(problem, plan, devices, impl_->spins);
+  return execute(problem, plan, devices, impl_->spins, ProgressWatch{progress, every_s});
 }
 
 }  // namespace hetstencil

@@ -8,7 +8,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <iterator>
+#include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -25,11 +28,29 @@ struct CliRun {
   std::string err;  // stderr
 };
 
+// A cache of the test's own (each test runs in a process of its own): no test
+// reads or writes the user's profile.
+fs::path test_cache() { return fs::temp_directory_path() / ("hetstencil_cli_cache_" + std::to_string(getpid())); }
+
+// A folder of the test's own for the files it writes.
+fs::path test_folder() {
+  const fs::path dir = fs::temp_directory_path() / ("hetstencil_cli_files_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+class RemoveTestFiles : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    fs::remove_all(test_cache());
+    fs::remove_all(fs::temp_directory_path() / ("hetstencil_cli_files_" + std::to_string(getpid())));
+  }
+};
+const auto* const remove_test_files = ::testing::AddGlobalTestEnvironment(new RemoveTestFiles);
+
 CliRun run_cli(const std::string& args) {
   const fs::path err_file = fs::temp_directory_path() / ("hetstencil_cli_err_" + std::to_string(getpid()));
-  // A cache of the test's own: no test reads or writes the user's profile.
-  const fs::path cache = fs::temp_directory_path() / ("hetstencil_cli_cache_" + std::to_string(getpid()));
-  const std::string command = "XDG_CACHE_HOME=" + cache.string() + " " + std::string(HETSTENCIL_CLI) + " " + args +
+  const std::string command = "XDG_CACHE_HOME=" + test_cache().string() + " " + std::string(HETSTENCIL_CLI) + " " + args +
                               " 2>" + err_file.string();
   CliRun r;
   FILE* pipe = popen(command.c_str(), "r");
@@ -58,7 +79,7 @@ TEST(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
   expect_failure("solve --precision half", "--precision");
   expect_failure("solve --tol 0", "--tol");
   expect_failure("solve --tol -1e-3", "--tol");
-  expect_failure("solve --nx 4 --ny 2 --cpu-devices 3 --devices cpu", "more devices (3) than rows (2)");
+  expect_failure("solve --nx 4 --ny 2 --cpu-devices 3 --devices cpu --no-calibrate", "more devices (3) than rows (2)");
   expect_failure("solve --iters", "--iters");
   expect_failure("explode", "explode");
 }
@@ -101,27 +122,161 @@ TEST(Cli, HelpExplainsEveryOption) {
   const CliRun r = run_cli("solve --help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* option : {"--nx", "--ny", "--precision", "--iters", "--tol", "--check-every", "--cpu-devices",
-                             "--threads", "--output", "--json"}) {
+                             "--threads", "--output", "--json", "--split", "--rows", "--plan", "--no-calibrate"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
 }
 
-TEST(Cli, WithoutAProfileTheSplitIsEven) {
-  const CliRun r = run_cli("solve --nx 16 --iters 3 --cpu-devices 2 --devices cpu");
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("split: even"), std::string::npos) << r.out;
+TEST(Cli, WithoutAProfileSolveCalibratesFirstAndSaysSo) {
+  const std::string machine = " --cpu-devices 2 --devices cpu --threads 1";
+  const CliRun even = run_cli("solve --nx 16 --iters 3 --no-calibrate" + machine);
+  ASSERT_EQ(even.exit_code, 0) << even.err;
+  EXPECT_NE(even.out.find("split: even"), std::string::npos) << even.out;
+  EXPECT_FALSE(fs::exists(test_cache() / "hetstencil")) << "--no-calibrate wrote a profile";
+
+  const CliRun first = run_cli("solve --nx 16 --iters 3" + machine);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(first.err.find("calibrating first"), std::string::npos) << first.err;
+  EXPECT_NE(first.err.find("calibrated in"), std::string::npos) << first.err;
+  EXPECT_NE(first.out.find("split: planned from"), std::string::npos) << first.out;
+  // The profile now covers the problem: the next solve plans without calibrating.
+  const CliRun second = run_cli("solve --nx 16 --iters 3" + machine);
+  ASSERT_EQ(second.exit_code, 0) << second.err;
+  EXPECT_EQ(second.err.find("calibrating"), std::string::npos) << second.err;
+  EXPECT_NE(second.out.find("split: planned from"), std::string::npos) << second.out;
 }
 
-TEST(Cli, JsonReportDescribesTheSolve) {
+TEST(Cli, JsonReportPutsThePredictionBesideTheMeasurement) {
   const CliRun r = run_cli("solve --nx 17 --ny 9 --iters 12 --cpu-devices 2 --devices cpu --threads 1 --precision float --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["iterations"], 12);
   EXPECT_EQ(j["nx"], 17);
   EXPECT_EQ(j["precision"], "float");
-  ASSERT_EQ(j["devices"].size(), 2u);
-  EXPECT_EQ(j["devices"][0]["rows"].get<int>() + j["devices"][1]["rows"].get<int>(), 9);
+  // On 9 rows the plan may leave a device out; if so, it says why.
+  EXPECT_EQ(j["devices"].size() + j["left_out"].size(), 2u) << r.out;
+  int rows = 0;
+  for (const auto& d : j["devices"]) {
+    rows += d["rows"].get<int>();
+    EXPECT_FALSE(d["name"].get<std::string>().empty());
+    EXPECT_GT(d["predicted_ms"].get<double>(), 0.0) << d;
+    EXPECT_GT(d["measured_ms"].get<double>(), 0.0) << d;
+  }
+  EXPECT_EQ(rows, 9);
+  for (const auto& l : j["left_out"]) EXPECT_FALSE(l["reason"].get<std::string>().empty());
+  EXPECT_GT(j["predicted_s"].get<double>(), 0.0);
+  EXPECT_GT(j["measured_s"].get<double>(), 0.0);
   EXPECT_GT(j["residual"]["l2"].get<double>(), 0.0);
+  EXPECT_EQ(j["split"].get<std::string>().rfind("planned from", 0), 0u) << j["split"];
+
+  // Without a model there is nothing to predict: null, not a made-up number.
+  const CliRun bare = run_cli("solve --nx 17 --ny 9 --iters 2 --cpu-devices 2 --devices cpu --json --split 1,1");
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  const auto b = nlohmann::json::parse(bare.out);
+  EXPECT_TRUE(b["devices"][0]["predicted_ms"].is_null()) << bare.out;
+  EXPECT_TRUE(b["predicted_s"].is_null()) << bare.out;
+}
+
+TEST(Cli, ForcedSplitsRunAsGiven) {
+  const std::string machine = " --cpu-devices 2 --devices cpu --threads 1 --json --no-calibrate";
+  const auto rows_of = [](const CliRun& r) {
+    std::vector<std::int64_t> rows;
+    const auto j = nlohmann::json::parse(r.out);
+    for (const auto& d : j["devices"]) rows.push_back(d["rows"].get<std::int64_t>());
+    return rows;
+  };
+  const CliRun shares = run_cli("solve --nx 8 --ny 40 --iters 4 --split 0.25,0.75" + machine);
+  ASSERT_EQ(shares.exit_code, 0) << shares.err;
+  EXPECT_EQ(rows_of(shares), (std::vector<std::int64_t>{10, 30}));
+  const CliRun one = run_cli("solve --nx 8 --ny 40 --iters 4 --split 0,1" + machine);
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(rows_of(one), (std::vector<std::int64_t>{40})) << "a zero share leaves the device out";
+  const CliRun rows = run_cli("solve --nx 8 --ny 40 --iters 4 --rows 7,33" + machine);
+  ASSERT_EQ(rows.exit_code, 0) << rows.err;
+  EXPECT_EQ(rows_of(rows), (std::vector<std::int64_t>{7, 33}));
+
+  expect_failure("solve --nx 8 --split 1" + machine, "--split gives 1 values for 2 devices");
+  expect_failure("solve --nx 8 --split 0,0" + machine, "add up to 0");
+  expect_failure("solve --nx 8 --split -1,2" + machine, ">= 0");
+  expect_failure("solve --nx 8 --split a,b" + machine, "--split");
+  expect_failure("solve --nx 8 --rows 3,3" + machine, "covers rows 1..6 of 8");
+  expect_failure("solve --nx 8 --rows 4,4 --split 1,1" + machine, "excludes");
+}
+
+TEST(Cli, SolveRunsASavedPlan) {
+  const std::string machine = " --cpu-devices 2 --devices cpu --threads 1";
+  ASSERT_EQ(run_cli("calibrate --nx 48 --budget 3" + machine).exit_code, 0);
+  const fs::path file = test_folder() / "plan.json";
+  const CliRun plan = run_cli("plan --json --nx 48 --ny 30 --iters 10 --devices cpu0,cpu1");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  std::ofstream(file) << plan.out;
+  const auto saved = nlohmann::json::parse(plan.out);
+
+  const CliRun r = run_cli("solve --iters 10 --json --plan " + file.string() + machine);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["nx"], 48) << "the plan's grid";
+  EXPECT_EQ(j["ny"], 30);
+  ASSERT_EQ(j["devices"].size(), saved["devices"].size());
+  for (std::size_t k = 0; k < saved["devices"].size(); ++k) {
+    EXPECT_EQ(j["devices"][k]["name"], saved["devices"][k]["name"]);
+    EXPECT_EQ(j["devices"][k]["rows"], saved["devices"][k]["rows"]);
+  }
+  EXPECT_NE(j["split"].get<std::string>().find("saved plan"), std::string::npos);
+
+  expect_failure("solve --nx 64 --plan " + file.string() + machine, "contradicts the plan");
+  std::ofstream(test_folder() / "bad.json") << R"({"nx": 4, "ny": 4, "precision": "double", "devices": [{"name": "cpu0", "rows": 3}]})";
+  expect_failure("solve --plan " + (test_folder() / "bad.json").string() + machine, "add up to 3, not its ny = 4");
+}
+
+// The study's experiment, on CPU devices: every split runs, each gives the
+// reference's bits, and the CSV and the plot are written. Times are printed by
+// the command, never asserted.
+TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
+  const fs::path csv = test_folder() / "sweep.csv";
+  const CliRun r = run_cli("sweep --nx 40 --ny 30 --iters 15 --cpu-devices 3 --devices cpu --threads 1 --verify "
+                           "--from 0 --to 0.5 --step 0.1 --csv " + csv.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::cout << r.out;
+  EXPECT_NE(r.out.find("every split bitwise equal to the reference: yes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model's split"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("measured best"), std::string::npos) << r.out;
+
+  std::ifstream in(csv);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "point,share,cpu0_rows,cpu1_rows,cpu2_rows,predicted_ms,measured_ms,error_percent,same_bits");
+  int sweep = 0, model = 0;
+  std::vector<std::int64_t> cpu0_rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::stringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
+    ASSERT_EQ(cells.size(), 9u) << line;
+    EXPECT_EQ(std::stoll(cells[2]) + std::stoll(cells[3]) + std::stoll(cells[4]), 30) << line;
+    EXPECT_GT(std::stod(cells[5]), 0.0) << "predicted: " << line;
+    EXPECT_GT(std::stod(cells[6]), 0.0) << "measured: " << line;
+    EXPECT_EQ(cells[8], "yes") << line;
+    if (cells[0] == "sweep") {
+      ++sweep;
+      cpu0_rows.push_back(std::stoll(cells[2]));
+    }
+    model += cells[0] == "model" ? 1 : 0;
+  }
+  EXPECT_EQ(cpu0_rows, (std::vector<std::int64_t>{0, 3, 6, 9, 12, 15})) << "shares 0, 0.1, ... 0.5 of 30 rows";
+  EXPECT_EQ(sweep, 6);
+  EXPECT_EQ(model, 1);
+
+  std::ifstream png(test_folder() / "sweep.png", std::ios::binary);
+  char magic[8] = {};
+  png.read(magic, sizeof(magic));
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG") << "no plot at " << (test_folder() / "sweep.png");
+  EXPECT_NE(r.out.find("plot written to"), std::string::npos) << r.out;
+
+  expect_failure("sweep --nx 8 --devices cpu0 --cpu-devices 2", "two devices or more");
+  expect_failure("sweep --nx 8 --cpu-devices 2 --devices cpu --vary gpu7 --no-calibrate", "--vary gpu7");
+  expect_failure("sweep --nx 8 --cpu-devices 2 --devices cpu --from 0.5 --to 0.2 --no-calibrate", "--from");
+  expect_failure("sweep --nx 8 --cpu-devices 2 --devices cpu --csv /nonexistent-dir/s.csv", "/nonexistent-dir");
 }
 
 TEST(Cli, OutputHoldsTheReferenceSolution) {
@@ -145,7 +300,7 @@ TEST(Cli, OutputHoldsTheReferenceSolution) {
 }
 
 TEST(Cli, CalibrateShowPredictAndLearn) {
-  const fs::path cache = fs::temp_directory_path() / ("hetstencil_cli_cache_" + std::to_string(getpid()));
+  const fs::path cache = test_cache();
   fs::remove_all(cache);
   const std::string machine = " --cpu-devices 2 --devices cpu --threads 1";
   const CliRun cal = run_cli("calibrate --nx 64 --budget 3" + machine);
@@ -170,12 +325,12 @@ TEST(Cli, CalibrateShowPredictAndLearn) {
   const CliRun solve = run_cli("solve --nx 64 --iters 20" + machine);
   ASSERT_EQ(solve.exit_code, 0) << solve.err;
   EXPECT_NE(solve.out.find("updated from this run"), std::string::npos) << solve.out;
-  EXPECT_NE(solve.out.find("split planned from"), std::string::npos) << solve.out;
+  EXPECT_NE(solve.out.find("split: planned from"), std::string::npos) << solve.out;
   const CliRun planned = run_cli("solve --nx 64 --iters 20 --json --no-learn" + machine);
   ASSERT_EQ(planned.exit_code, 0) << planned.err;
   const auto pj = nlohmann::json::parse(planned.out);
-  EXPECT_EQ(pj["split"], "planned");
-  EXPECT_GT(pj["predicted_iteration_s"].get<double>(), 0.0);
+  EXPECT_EQ(pj["split"].get<std::string>().rfind("planned from", 0), 0u) << pj["split"];
+  EXPECT_GT(pj["predicted_iteration_ms"].get<double>(), 0.0);
   std::int64_t rows = 0;
   for (const auto& d : pj["devices"]) rows += d["rows"].get<std::int64_t>();
   EXPECT_EQ(rows, 64);

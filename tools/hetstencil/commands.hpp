@@ -11,6 +11,7 @@ namespace hetstencil::cli {
 using Command = std::function<int()>;
 
 Command add_solve_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_probe_command(CLI::App& app);
 /// calibrate, profile show and predict share one set of options.

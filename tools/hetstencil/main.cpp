@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "log what the runtime does (to stderr)");
   std::map<CLI::App*, hetstencil::cli::Command> commands;
-  for (auto add : {hetstencil::cli::add_probe_command, hetstencil::cli::add_solve_command,
+  for (auto add : {hetstencil::cli::add_probe_command, hetstencil::cli::add_solve_command, hetstencil::cli::add_sweep_command,
                    hetstencil::cli::add_bench_command, hetstencil::cli::add_model_commands}) {
     const std::size_t before = app.get_subcommands({}).size();
     hetstencil::cli::Command run = add(app);
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "hetstencil: unknown command '%s' (commands: probe, solve, bench, calibrate, profile, predict, plan; see --help)\n", argv[1]);
+    std::fprintf(stderr, "hetstencil: unknown command '%s' (commands: probe, solve, sweep, bench, calibrate, profile, predict, plan; see --help)\n", argv[1]);
     return 2;
   }
   try {

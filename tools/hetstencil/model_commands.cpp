@@ -17,6 +17,7 @@
 #include "partition/planner.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
+#include "tools/hetstencil/problem_options.hpp"
 
 namespace hetstencil::cli {
 namespace {
@@ -24,13 +25,12 @@ namespace {
 struct ModelOptions {
   RuntimeOptions machine;
   std::string profile;  // "" : this machine's default path
-  std::string precision = "double";
-  std::int64_t nx = 2048;
-  std::int64_t ny = 0;
+  ProblemOptions problem = [] {
+    ProblemOptions p;
+    p.iterations = 1000;
+    return p;
+  }();
   std::int64_t max_rows = 0;
-  std::int64_t iterations = 1000;
-  double tolerance = 0.0;
-  std::int64_t check_every = 100;
   double budget = 10.0;
   std::vector<std::int64_t> rows;
   bool json = false;
@@ -43,14 +43,6 @@ std::vector<Precision> precisions_of(const std::string& choice) {
 
 std::string profile_path(const ModelOptions& o, const Topology& t) {
   return o.profile.empty() ? default_profile_path(fingerprint_of(t).host) : o.profile;
-}
-
-StopRule stop_rule(const ModelOptions& o) {
-  StopRule stop;
-  stop.max_iterations = o.iterations;
-  stop.tolerance = o.tolerance;
-  stop.check_every = o.check_every;
-  return stop;
 }
 
 // A given profile describes its own machine; the default one must be this machine's.
@@ -99,8 +91,8 @@ int run_calibrate(const ModelOptions& o) {
   const Fingerprint here = fingerprint_of(t);
   Profile base = load_profile(path, &here).value_or(Profile{});
   CalibrationOptions c;
-  c.precisions = precisions_of(o.precision);
-  c.nx = o.nx;
+  c.precisions = precisions_of(o.problem.precision);
+  c.nx = o.problem.nx;
   c.max_rows = o.max_rows;
   c.budget_s = o.budget;
   const Calibration cal = calibrate(t, devices, c, base);
@@ -134,7 +126,7 @@ int run_predict(const ModelOptions& o) {
   const Profile p = profile_for_planning(o, t, path);
   const auto specs = map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
                                                      o.machine.devices, t.this_machine ? cuda_compiled() : true});
-  const std::int64_t ny = o.ny > 0 ? o.ny : o.nx;
+  const std::int64_t ny = o.problem.rows();
   if (!o.rows.empty() && o.rows.size() != specs.size()) {
     HETSTENCIL_THROW(InvalidArgument, "--rows gives " + std::to_string(o.rows.size()) + " counts for " +
                                           std::to_string(specs.size()) + " devices");
@@ -147,8 +139,8 @@ int run_predict(const ModelOptions& o) {
     total += rows;
   }
   if (total != ny) HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not ny = " + std::to_string(ny));
-  const Precision precision = parse_precision(o.precision);
-  const Prediction pr = predict(p, planned, precision, o.nx, stop_rule(o));
+  const Precision precision = parse_precision(o.problem.precision);
+  const Prediction pr = predict(p, planned, precision, o.problem.nx, o.problem.stop());
   fmt::print("{:<8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>10}\n", "device", "rows", "compute_ms", "exchange_ms",
              "exposed_ms", "iter_ms", "check_ms");
   for (const auto& d : pr.devices) {
@@ -157,7 +149,7 @@ int run_predict(const ModelOptions& o) {
   }
   fmt::print("{} x {} {}, {} iterations, {} checks: {:.4f} ms an iteration, {:.4f} ms a check, set-up {:.4f} s, "
              "tear-down {:.4f} s, total {:.4f} s\n",
-             o.nx, ny, to_string(precision), o.iterations, pr.checks, pr.iteration_s * 1e3, pr.check_s * 1e3,
+             o.problem.nx, ny, to_string(precision), o.problem.iterations, pr.checks, pr.iteration_s * 1e3, pr.check_s * 1e3,
              pr.setup_s, pr.teardown_s, pr.total_s);
   for (const auto& n : pr.notes) fmt::print("note: {}\n", n);
   return 0;
@@ -169,7 +161,7 @@ std::vector<Candidate> profile_candidates(const Profile& p, const ModelOptions& 
                                           Precision precision) {
   std::vector<std::string> names;
   for (const auto& [name, d] : p.devices) {
-    if (p.rate(name, precision, o.nx)) names.push_back(name);
+    if (p.rate(name, precision, o.problem.nx)) names.push_back(name);
   }
   const auto chosen = device_selection(o.machine.devices, names);
   std::vector<DeviceInfo> devices;
@@ -184,16 +176,16 @@ std::vector<Candidate> profile_candidates(const Profile& p, const ModelOptions& 
   Topology elsewhere;  // another machine's profile: no memory bounds known
   elsewhere.this_machine = false;
   const bool here = t.this_machine && fingerprint_of(t) == p.fingerprint;
-  return candidates_of(devices, here ? t : elsewhere, precision, o.nx);
+  return candidates_of(devices, here ? t : elsewhere, precision, o.problem.nx);
 }
 
 int run_plan(const ModelOptions& o) {
   const Topology t = load_topology(o.machine.topology);
   std::string path;
   const Profile p = profile_for_planning(o, t, path);
-  const Precision precision = parse_precision(o.precision);
-  const std::int64_t ny = o.ny > 0 ? o.ny : o.nx;
-  const SplitPlan plan = plan_split(p, profile_candidates(p, o, t, precision), precision, o.nx, ny, stop_rule(o));
+  const Precision precision = parse_precision(o.problem.precision);
+  const std::int64_t ny = o.problem.rows();
+  const SplitPlan plan = plan_split(p, profile_candidates(p, o, t, precision), precision, o.problem.nx, ny, o.problem.stop());
   const Prediction& pr = plan.prediction;
   if (o.json) {
     nlohmann::json devices = nlohmann::json::array();
@@ -204,14 +196,14 @@ int run_plan(const ModelOptions& o) {
     }
     nlohmann::json left = nlohmann::json::array();
     for (const auto& l : plan.left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
-    fmt::print("{}\n", nlohmann::json{{"nx", o.nx}, {"ny", ny}, {"precision", to_string(precision)},
+    fmt::print("{}\n", nlohmann::json{{"nx", o.problem.nx}, {"ny", ny}, {"precision", to_string(precision)},
                                       {"iterations", pr.iterations}, {"devices", devices}, {"left_out", left},
                                       {"iteration_s", pr.iteration_s}, {"setup_s", pr.setup_s},
                                       {"teardown_s", pr.teardown_s}, {"total_s", pr.total_s}}
                                 .dump(2));
     return 0;
   }
-  fmt::print("plan for {} x {} {}, {} iterations, from {}\n", o.nx, ny, to_string(precision), o.iterations, path);
+  fmt::print("plan for {} x {} {}, {} iterations, from {}\n", o.problem.nx, ny, to_string(precision), o.problem.iterations, path);
   fmt::print("{:<8} {:>9} {:>7} {:>12} {:>12} {:>12} {:>12}\n", "device", "rows", "share", "compute_ms", "exchange_ms",
              "exposed_ms", "iter_ms");
   for (const auto& d : pr.devices) {
@@ -226,19 +218,6 @@ int run_plan(const ModelOptions& o) {
   return 0;
 }
 
-// The problem a prediction or a plan is for.
-void add_problem_options(CLI::App* sub, ModelOptions& o) {
-  sub->add_option("--nx", o.nx, "interior points per row")->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--ny", o.ny, "interior rows (default: nx)")->check(CLI::PositiveNumber);
-  sub->add_option("--precision", o.precision, "float or double")->check(CLI::IsMember({"float", "double"}))
-      ->capture_default_str();
-  sub->add_option("--iters", o.iterations, "iterations")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub->add_option("--tol", o.tolerance, "a tolerance: residual checks every --check-every iterations")
-      ->check(CLI::PositiveNumber);
-  sub->add_option("--check-every", o.check_every, "iterations between checks with --tol")->check(CLI::PositiveNumber)
-      ->capture_default_str();
-}
-
 void add_profile_option(CLI::App* sub, ModelOptions& o) {
   sub->add_option("--profile", o.profile, "profile file (default: this machine's, under $XDG_CACHE_HOME/hetstencil)");
 }
@@ -249,9 +228,9 @@ Command add_model_commands(CLI::App& app) {
   auto o = std::make_shared<ModelOptions>();
   auto mode = std::make_shared<std::string>();
   CLI::App* cal = app.add_subcommand("calibrate", "Measure every device's rate curve and every link, save the profile");
-  cal->add_option("--nx", o->nx, "row width to calibrate for")->check(CLI::PositiveNumber)->capture_default_str();
+  cal->add_option("--nx", o->problem.nx, "row width to calibrate for")->check(CLI::PositiveNumber)->capture_default_str();
   cal->add_option("--max-rows", o->max_rows, "most rows measured on a device (default: nx)")->check(CLI::NonNegativeNumber);
-  cal->add_option("--precision", o->precision, "float, double or both")
+  cal->add_option("--precision", o->problem.precision, "float, double or both")
       ->check(CLI::IsMember({"float", "double", "both"}))->capture_default_str();
   cal->add_option("--budget", o->budget, "seconds the calibration may take; what does not fit is skipped and said")
       ->check(CLI::PositiveNumber)->capture_default_str();
@@ -268,16 +247,16 @@ Command add_model_commands(CLI::App& app) {
   show->callback([mode] { *mode = "show"; });
 
   CLI::App* pred = app.add_subcommand("predict", "Predict a split's time per device and in total from the profile");
-  add_problem_options(pred, *o);
+  add_problem_options(pred, o->problem);
   pred->add_option("--rows", o->rows, "rows per device, in device order (default: even)")->delimiter(',');
   add_machine_options(pred, o->machine);
   add_profile_option(pred, *o);
   pred->callback([mode] { *mode = "predict"; });
 
   CLI::App* plan = app.add_subcommand("plan", "The split that finishes first, from the profile, and why");
-  add_problem_options(plan, *o);
+  add_problem_options(plan, o->problem);
   plan->add_option("--devices", o->machine.devices, "devices of the profile to use, e.g. gpu or -cpu0 (default: all)");
-  plan->add_flag("--json", o->json, "print the plan as one JSON object");
+  plan->add_flag("--json", o->json, "print the plan as one JSON object (solve --plan FILE runs it)");
   add_profile_option(plan, *o);
   plan->callback([mode] { *mode = "plan"; });
 

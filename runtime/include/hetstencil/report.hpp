@@ -44,6 +44,16 @@ struct Report {
   std::vector<DeviceReport> devices;
 };
 
+/// A look at a solve in flight, for progress displays.
+struct Progress {
+  std::int64_t iteration = 0;       ///< iterates that every device has completed
+  std::int64_t max_iterations = 0;  ///< the stop rule's most
+  double elapsed_s = 0.0;           ///< since the iterations began
+  bool checked = false;             ///< a residual check has been made (then `residual` is its result)
+  Residual residual;
+  Residual initial_residual;        ///< with a tolerance: the baseline the checks compare with
+};
+
 /// The report as one JSON object.
 std::string to_json(const Report& report, int indent = 2);
 

@@ -8,6 +8,7 @@
 //   const auto& u = r.grid<double>();             // (ny+2) x (nx+2), boundary included
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct RuntimeOptions {
   TopologySource topology;
 };
 
+/// Called from a thread of the runtime's own while a solve iterates.
+using ProgressCallback = std::function<void(const Progress&)>;
+
 /// Holds the devices of one machine. One solve at a time per Runtime.
 class Runtime {
  public:
@@ -52,6 +56,9 @@ class Runtime {
   Result solve(const Problem& problem);
   /// Solves with the given plan; throws InvalidArgument if it does not cover rows 1..ny.
   Result solve(const Problem& problem, const Plan& plan);
+  /// The same, calling `progress` every `every_s` seconds while it iterates (never
+  /// after solve() returns). The devices' threads do not wait for it.
+  Result solve(const Problem& problem, const Plan& plan, const ProgressCallback& progress, double every_s = 0.5);
 
  private:
   struct Impl;

@@ -1,0 +1,38 @@
+#include "tools/hetstencil/problem_options.hpp"
+
+namespace hetstencil::cli {
+
+StopRule ProblemOptions::stop() const {
+  StopRule s;
+  s.max_iterations = iterations;
+  s.tolerance = tolerance;
+  s.check_every = check_every;
+  return s;
+}
+
+void add_problem_options(CLI::App* command, ProblemOptions& o) {
+  const auto size = CLI::Range(std::int64_t(1), std::int64_t(1) << 30);
+  command->add_option("--nx", o.nx, "interior points per row")->check(size)->capture_default_str();
+  command->add_option("--ny", o.ny, "interior rows (default: nx)")->check(size);
+  command->add_option("--precision", o.precision, "float or double")->check(CLI::IsMember({"float", "double"}))
+      ->capture_default_str();
+  command->add_option("--iters", o.iterations, "iterations to run; with --tol, the most to run")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  command->add_option("--tol", o.tolerance, "stop once the residual's l2 norm is below TOL times its initial value")
+      ->check(CLI::PositiveNumber);
+  command->add_option("--check-every", o.check_every, "iterations between residual checks with --tol")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+}
+
+Problem make_problem(const ProblemOptions& o, double boundary) {
+  Problem p;
+  p.nx = o.nx;
+  p.ny = o.rows();
+  p.precision = parse_precision(o.precision);
+  p.boundary = Boundary::constant(boundary);
+  p.stop = o.stop();
+  p.validate();
+  return p;
+}
+
+}  // namespace hetstencil::cli

@@ -1,0 +1,32 @@
+// The problem options that solve, sweep, predict and plan share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "hetstencil/problem.hpp"
+
+namespace hetstencil::cli {
+
+struct ProblemOptions {
+  std::int64_t nx = 2048;
+  std::int64_t ny = 0;  // 0: nx
+  std::string precision = "double";
+  std::int64_t iterations = 500;
+  double tolerance = 0.0;
+  std::int64_t check_every = 100;
+
+  std::int64_t rows() const { return ny > 0 ? ny : nx; }
+  StopRule stop() const;
+};
+
+/// Adds --nx, --ny, --precision, --iters, --tol and --check-every, with the
+/// values already in `o` as defaults.
+void add_problem_options(CLI::App* command, ProblemOptions& o);
+
+/// The Poisson problem of the options (spike source), validated.
+Problem make_problem(const ProblemOptions& o, double boundary = 0.0);
+
+}  // namespace hetstencil::cli

@@ -1,0 +1,160 @@
+#include "tools/hetstencil/split_choice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/fmt/fmt.h>
+
+#include "devices/cuda/cuda_info.hpp"
+#include "devices/device_map.hpp"
+#include "hetstencil/error.hpp"
+#include "model/calibrate.hpp"
+
+namespace hetstencil::cli {
+
+bool covers(const Profile& profile, const std::vector<DeviceInfo>& devices, Precision precision, std::int64_t nx) {
+  return std::all_of(devices.begin(), devices.end(), [&](const DeviceInfo& d) {
+    const auto it = profile.devices.find(d.name);
+    return it != profile.devices.end() && it->second.rates.count(rate_key(precision, nx)) > 0;
+  });
+}
+
+MachineModel machine_model(const RuntimeOptions& machine, const Problem& problem, bool calibrate_missing,
+                           double budget_s) {
+  MachineModel m;
+  const Topology t = load_topology(machine.topology);
+  if (!t.this_machine) return m;
+  const Fingerprint here = fingerprint_of(t);
+  m.path = default_profile_path(here.host);
+  m.profile = load_profile(m.path, &here);
+  const auto specs = map_devices(
+      t, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, cuda_compiled()});
+  std::vector<DeviceInfo> devices;
+  for (const auto& s : specs) devices.push_back(s.info);
+  if (!calibrate_missing || (m.profile && covers(*m.profile, devices, problem.precision, problem.nx))) return m;
+
+  // The model is measured at the problem's own width: a curve scaled from
+  // another width misses how rows fill a GPU and how a slab fits a cache.
+  fmt::print(stderr, "hetstencil: this machine's profile ({}) has no {} curves for rows of {}: calibrating first\n",
+             m.path, to_string(problem.precision), problem.nx);
+  std::fflush(stderr);
+  CalibrationOptions c;
+  c.precisions = {problem.precision};
+  c.nx = problem.nx;
+  c.budget_s = budget_s;
+  const Calibration cal = calibrate(t, specs, c, m.profile.value_or(Profile{}));
+  save_profile(m.path, cal.profile);
+  fmt::print(stderr, "hetstencil: calibrated in {:.2f} s (hetstencil profile show prints it)\n", cal.seconds);
+  for (const auto& s : cal.skipped) fmt::print(stderr, "hetstencil: calibration skipped (budget): {}\n", s);
+  m.profile = cal.profile;
+  return m;
+}
+
+std::vector<std::int64_t> rows_of_shares(const std::vector<double>& shares, std::int64_t ny) {
+  double total = 0.0;
+  for (double s : shares) {
+    if (!(s >= 0.0) || !std::isfinite(s)) HETSTENCIL_THROW(InvalidArgument, "shares must be finite and >= 0");
+    total += s;
+  }
+  if (!(total > 0.0)) HETSTENCIL_THROW(InvalidArgument, "the shares add up to 0: give some device rows");
+  const auto positive = std::count_if(shares.begin(), shares.end(), [](double s) { return s > 0.0; });
+  if (positive > ny) {
+    HETSTENCIL_THROW(InvalidArgument, std::to_string(positive) + " devices with a share but only " +
+                                          std::to_string(ny) + " rows");
+  }
+  // Largest remainders, then a row for any positive share left without one,
+  // taken from the device with the most.
+  std::vector<std::int64_t> rows(shares.size(), 0);
+  std::vector<double> remainder(shares.size(), 0.0);
+  std::int64_t given = 0;
+  for (std::size_t k = 0; k < shares.size(); ++k) {
+    const double exact = static_cast<double>(ny) * shares[k] / total;
+    rows[k] = static_cast<std::int64_t>(std::floor(exact));
+    remainder[k] = exact - std::floor(exact);
+    given += rows[k];
+  }
+  std::vector<std::size_t> order(shares.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return remainder[a] > remainder[b]; });
+  for (std::size_t k = 0; given < ny; k = (k + 1) % order.size(), ++given) ++rows[order[k]];
+  for (std::size_t k = 0; k < shares.size(); ++k) {
+    if (shares[k] > 0.0 && rows[k] == 0) {
+      --*std::max_element(rows.begin(), rows.end());
+      rows[k] = 1;
+    }
+  }
+  return rows;
+}
+
+Plan plan_of(const std::vector<std::string>& names, const std::vector<std::int64_t>& rows,
+             const std::vector<DeviceInfo>& devices) {
+  Plan plan;
+  std::int64_t first = 1;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    if (rows[k] == 0) continue;
+    const auto it = std::find_if(devices.begin(), devices.end(), [&](const DeviceInfo& d) { return d.name == names[k]; });
+    if (it == devices.end()) {
+      HETSTENCIL_THROW(InvalidArgument, "the split names " + names[k] + ", which this run does not have (see --devices)");
+    }
+    plan.parts.push_back(Assignment{static_cast<std::size_t>(it - devices.begin()), first, rows[k]});
+    first += rows[k];
+  }
+  return plan;
+}
+
+SplitPlan model_plan(const Profile& profile, const Runtime& runtime, const Problem& problem) {
+  return plan_split(profile, candidates_of(runtime.devices(), runtime.topology(), problem.precision, problem.nx),
+                    problem.precision, problem.nx, problem.ny, problem.stop);
+}
+
+std::optional<Prediction> predict_plan(const Profile& profile, const std::vector<DeviceInfo>& devices, const Plan& plan,
+                                       const Problem& problem) {
+  std::vector<PlannedDevice> planned;
+  for (const auto& part : plan.parts) {
+    const DeviceInfo& d = devices.at(part.device);
+    if (!profile.rate(d.name, problem.precision, problem.nx)) return std::nullopt;
+    planned.push_back(PlannedDevice{d.name, d.kind, part.rows});
+  }
+  return predict(profile, planned, problem.precision, problem.nx, problem.stop);
+}
+
+SavedPlan read_saved_plan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) HETSTENCIL_THROW(InvalidArgument, "cannot read the plan " + path);
+  const auto bad = [&](const std::string& what) {
+    HETSTENCIL_THROW(InvalidArgument, path + " is not a plan saved by 'hetstencil plan --json': " + what);
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    bad(e.what());
+  }
+  SavedPlan s;
+  try {
+    s.nx = j.at("nx").get<std::int64_t>();
+    s.ny = j.at("ny").get<std::int64_t>();
+    s.precision = parse_precision(j.at("precision").get<std::string>());
+    for (const auto& d : j.at("devices")) {
+      s.names.push_back(d.at("name").get<std::string>());
+      s.rows.push_back(d.at("rows").get<std::int64_t>());
+    }
+  } catch (const nlohmann::json::exception& e) {
+    bad(e.what());
+  }
+  std::int64_t total = 0;
+  for (std::int64_t r : s.rows) {
+    if (r < 1) bad("a device with " + std::to_string(r) + " rows");
+    total += r;
+  }
+  if (s.names.empty() || total != s.ny) {
+    bad("its rows add up to " + std::to_string(total) + ", not its ny = " + std::to_string(s.ny));
+  }
+  return s;
+}
+
+}  // namespace hetstencil::cli

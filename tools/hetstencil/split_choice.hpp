@@ -1,0 +1,62 @@
+// Where a solve's split comes from: this machine's model (calibrated first when
+// it has none for the problem), a saved plan, rows or shares forced on the
+// command line, or an even split; and what the model predicts for it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hetstencil/runtime.hpp"
+#include "model/predict.hpp"
+#include "model/profile.hpp"
+#include "partition/planner.hpp"
+
+namespace hetstencil::cli {
+
+/// This machine's profile, where it is kept, and what was done to get it.
+struct MachineModel {
+  std::optional<Profile> profile;
+  std::string path;
+};
+
+/// The profile of this machine when every device of `machine` has a rate curve
+/// for the problem's precision and width in it. Otherwise, with `calibrate`, it
+/// calibrates those (saying so on stderr, and how long it took) and saves the
+/// profile; without, it returns what there is (possibly nothing). A described
+/// machine (--topology/--synthetic) has no profile here.
+MachineModel machine_model(const RuntimeOptions& machine, const Problem& problem, bool calibrate, double budget_s);
+
+/// Whether the profile has this precision's curve at exactly this width for every device.
+bool covers(const Profile& profile, const std::vector<DeviceInfo>& devices, Precision precision, std::int64_t nx);
+
+/// Rows for devices in order from shares (any non-negative numbers, scaled to
+/// add up to 1): largest remainders, so they add up to ny; a device with a
+/// positive share gets a row at least. Throws InvalidArgument on bad shares.
+std::vector<std::int64_t> rows_of_shares(const std::vector<double>& shares, std::int64_t ny);
+
+/// The plan giving rows[k] to the device named names[k] (skipping zero rows),
+/// in this order; names are looked up among the runtime's devices.
+Plan plan_of(const std::vector<std::string>& names, const std::vector<std::int64_t>& rows,
+             const std::vector<DeviceInfo>& devices);
+
+/// The model's plan for this problem on these devices.
+SplitPlan model_plan(const Profile& profile, const Runtime& runtime, const Problem& problem);
+
+/// The model's prediction for a plan, when the profile covers its devices.
+std::optional<Prediction> predict_plan(const Profile& profile, const std::vector<DeviceInfo>& devices, const Plan& plan,
+                                       const Problem& problem);
+
+/// A plan saved by `hetstencil plan --json`: its grid and its rows by device.
+struct SavedPlan {
+  std::int64_t nx = 0;
+  std::int64_t ny = 0;
+  Precision precision = Precision::Double;
+  std::vector<std::string> names;
+  std::vector<std::int64_t> rows;
+};
+
+/// Throws InvalidArgument naming the file and what is wrong with it.
+SavedPlan read_saved_plan(const std::string& path);
+
+}  // namespace hetstencil::cli

@@ -1,0 +1,253 @@
+// hetstencil sweep: the original study's experiment (its figures 14-16). One
+// device's share of the rows is swept over a range, the other devices sharing
+// the rest; every split is run and measured beside the model's prediction, and
+// the model's own split is marked against the best one measured.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "hetstencil/hetstencil.hpp"
+#include "tools/hetstencil/commands.hpp"
+#include "tools/hetstencil/machine_options.hpp"
+#include "tools/hetstencil/problem_options.hpp"
+#include "tools/hetstencil/solve_report.hpp"
+#include "tools/hetstencil/split_choice.hpp"
+
+namespace hetstencil::cli {
+namespace {
+
+struct SweepOptions {
+  ProblemOptions problem;
+  RuntimeOptions machine;
+  std::string vary;  // "": the first CPU device beside GPUs, else the first device
+  double from = -1.0, to = -1.0, step = 0.01;
+  int repeat = 1;
+  std::string csv = "sweep.csv";
+  std::string plot;  // "": the CSV's name with .png
+  bool verify = false;
+  bool calibrate = true;
+  double budget = 10.0;
+};
+
+struct Point {
+  std::string kind;  // "sweep" or "model"
+  std::vector<std::int64_t> rows;  // per device, in device order
+  double share = 0.0;              // of the varied device
+  std::optional<double> predicted;  // seconds an iteration
+  double measured = 0.0;
+  std::string same_bits;  // "yes", "no", or "" when not verified
+
+  Point(std::string k, std::vector<std::int64_t> r) : kind(std::move(k)), rows(std::move(r)) {}
+};
+
+std::size_t varied_device(const SweepOptions& o, const std::vector<DeviceInfo>& devices) {
+  if (!o.vary.empty()) {
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      if (devices[k].name == o.vary) return k;
+    }
+    HETSTENCIL_THROW(InvalidArgument, "--vary " + o.vary + ": no such device in this run (see hetstencil probe)");
+  }
+  const bool gpus = std::any_of(devices.begin(), devices.end(), [](const DeviceInfo& d) { return d.kind == DeviceKind::Gpu; });
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    if (!gpus || devices[k].kind == DeviceKind::Cpu) return k;
+  }
+  return 0;
+}
+
+// The varied device gets `rows`; the others share the rest by their weights.
+std::vector<std::int64_t> split_rows(std::size_t varied, std::int64_t rows, const std::vector<double>& weights,
+                                     std::int64_t ny) {
+  std::vector<double> others = weights;
+  others[varied] = 0.0;
+  std::vector<std::int64_t> out(weights.size(), 0);
+  if (rows < ny) out = rows_of_shares(others, ny - rows);
+  out[varied] = rows;
+  return out;
+}
+
+// Draws the CSV with tools/plot_sweep.py and Debian's python3 (matplotlib).
+bool draw(const std::string& csv, const std::string& png, const std::string& title) {
+  const char* script_env = std::getenv("HETSTENCIL_PLOT_SCRIPT");
+  const std::string script = script_env ? script_env : HETSTENCIL_PLOT_SCRIPT;
+  const char* python_env = std::getenv("HETSTENCIL_PYTHON");
+  const std::string python = python_env ? python_env : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) {
+    execlp(python.c_str(), python.c_str(), script.c_str(), csv.c_str(), png.c_str(), "--title", title.c_str(),
+           static_cast<char*>(nullptr));
+    std::fprintf(stderr, "hetstencil: cannot run %s: %s\n", python.c_str(), std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return false;
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
+  fmt::print(stderr, "hetstencil: the plot was not drawn; draw it with: {} {} {} {}\n", python, script, csv, png);
+  return false;
+}
+
+int run_sweep(const SweepOptions& o) {
+  const Problem p = make_problem(o.problem);
+  if (o.repeat < 1) HETSTENCIL_THROW(InvalidArgument, "--repeat must be at least 1");
+  const std::string plot = o.plot.empty() ? o.csv.substr(0, o.csv.rfind(".csv")) + ".png" : o.plot;
+  check_writable(o.csv);
+  check_writable(plot);
+
+  const MachineModel model = machine_model(o.machine, p, o.calibrate, o.budget);
+  Runtime runtime(o.machine);
+  const auto& devices = runtime.devices();
+  if (devices.size() < 2) HETSTENCIL_THROW(InvalidArgument, "a sweep needs two devices or more (see --devices)");
+  std::vector<std::string> names;
+  for (const auto& d : devices) names.push_back(d.name);
+  const std::size_t v = varied_device(o, devices);
+
+  // The model's split, when there is a model; the other devices share the
+  // rest as the model shares it between them (evenly without a model).
+  std::optional<std::vector<std::int64_t>> model_rows;
+  std::vector<double> weights(devices.size(), 1.0);
+  const bool modelled = model.profile && covers(*model.profile, devices, p.precision, p.nx);
+  if (modelled) {
+    const SplitPlan planned = model_plan(*model.profile, runtime, p);
+    model_rows = std::vector<std::int64_t>(devices.size(), 0);
+    for (const auto& d : planned.devices) {
+      (*model_rows)[static_cast<std::size_t>(std::find(names.begin(), names.end(), d.name) - names.begin())] = d.rows;
+    }
+    double others = 0.0;
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      if (k != v) others += static_cast<double>((*model_rows)[k]);
+    }
+    if (others > 0.0) {
+      for (std::size_t k = 0; k < devices.size(); ++k) weights[k] = static_cast<double>((*model_rows)[k]);
+    }
+  }
+  const double centre = model_rows ? static_cast<double>((*model_rows)[v]) / static_cast<double>(p.ny)
+                                   : 1.0 / static_cast<double>(devices.size());
+  const double from = o.from >= 0.0 ? o.from : std::max(0.0, centre - 0.1);
+  const double to = o.to >= 0.0 ? o.to : std::min(1.0, centre + 0.1);
+  if (!(from <= to) || to > 1.0 || !(o.step > 0.0)) {
+    HETSTENCIL_THROW(InvalidArgument, fmt::format("the shares must satisfy 0 <= --from ({}) <= --to ({}) <= 1 and "
+                                                  "--step ({}) > 0", from, to, o.step));
+  }
+  const auto steps = static_cast<std::int64_t>(std::floor((to - from) / o.step + 1e-9));
+  if (steps > 1000) HETSTENCIL_THROW(InvalidArgument, fmt::format("{} splits: take a larger --step", steps + 1));
+
+  std::vector<Point> points;
+  for (std::int64_t k = 0; k <= steps; ++k) {
+    const double share = from + static_cast<double>(k) * o.step;
+    const auto rows = static_cast<std::int64_t>(std::llround(share * static_cast<double>(p.ny)));
+    Point pt("sweep", split_rows(v, rows, weights, p.ny));
+    if (points.empty() || points.back().rows != pt.rows) points.push_back(pt);
+  }
+  if (model_rows) points.emplace_back("model", *model_rows);
+
+  std::optional<Solution> reference;
+  if (o.verify) {
+    fmt::print(stderr, "hetstencil: computing the sequential reference to compare with\n");
+    reference = solve_reference(p).solution;
+  }
+  std::ofstream csv(o.csv);
+  csv << "point,share";
+  for (const auto& n : names) csv << ',' << n << "_rows";
+  csv << ",predicted_ms,measured_ms,error_percent,same_bits\n";
+  fmt::print("sweeping the share of {} over {} splits of {} x {} {}, {} iterations{}\n", names[v], points.size(), p.nx,
+             p.ny, to_string(p.precision), p.stop.max_iterations, modelled ? "" : " (no model: nothing predicted)");
+  for (std::size_t k = 0; k < points.size(); ++k) {
+    Point& pt = points[k];
+    pt.share = static_cast<double>(pt.rows[v]) / static_cast<double>(p.ny);
+    const Plan plan = plan_of(names, pt.rows, devices);
+    std::vector<double> measured;
+    for (int r = 0; r < o.repeat; ++r) {
+      const Result result = runtime.solve(p, plan);
+      const std::optional<Prediction> prediction =
+          model.profile ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
+      const RunComparison c = compare(result.report, prediction, p.stop);
+      measured.push_back(c.measured_iteration);
+      pt.predicted = c.predicted_iteration;
+      if (reference && r == 0) {
+        const bool same = std::visit(
+            [&](const auto& want) {
+              using G = std::decay_t<decltype(want)>;
+              const auto& got = std::get<G>(result.solution).values();
+              return got.size() == want.values().size() &&
+                     std::memcmp(got.data(), want.values().data(), got.size() * sizeof(got[0])) == 0;
+            },
+            *reference);
+        pt.same_bits = same ? "yes" : "no";
+      }
+    }
+    std::sort(measured.begin(), measured.end());
+    pt.measured = measured[measured.size() / 2];
+    const std::string predicted = pt.predicted ? fmt::format("{:.6f}", *pt.predicted * 1e3) : "";
+    const std::string error = pt.predicted ? fmt::format("{:.2f}", error_percent(*pt.predicted, pt.measured)) : "";
+    csv << pt.kind << ',' << fmt::format("{:.6f}", pt.share);
+    for (std::int64_t r : pt.rows) csv << ',' << r;
+    csv << ',' << predicted << ',' << fmt::format("{:.6f}", pt.measured * 1e3) << ',' << error << ',' << pt.same_bits
+        << '\n';
+    csv.flush();  // an interrupted sweep keeps what it measured
+    fmt::print("{:>3}/{} {:<5} {} {:6.2f}%: measured {:.4f} ms an iteration, predicted {} {}\n", k + 1, points.size(),
+               pt.kind, names[v], 100.0 * pt.share, pt.measured * 1e3, predicted.empty() ? "-" : predicted + " ms",
+               pt.same_bits.empty() ? "" : "(same bits as the reference: " + pt.same_bits + ")");
+  }
+  if (!csv) HETSTENCIL_THROW(Error, "writing " + o.csv + " failed");
+  csv.close();
+
+  const auto best = std::min_element(points.begin(), points.end(),
+                                     [](const Point& a, const Point& b) { return a.measured < b.measured; });
+  fmt::print("measured best: {} {:.2f}% at {:.4f} ms an iteration\n", names[v], 100.0 * best->share, best->measured * 1e3);
+  if (model_rows) {
+    const Point& m = points.back();
+    fmt::print("model's split: {} {:.2f}% at {:.4f} ms measured ({:.4f} ms predicted, {:+.1f}%); "
+               "model / best = {:.3f}\n",
+               names[v], 100.0 * m.share, m.measured * 1e3, *m.predicted * 1e3, error_percent(*m.predicted, m.measured),
+               m.measured / best->measured);
+  }
+  const bool all_same = std::all_of(points.begin(), points.end(), [](const Point& pt) { return pt.same_bits == "yes"; });
+  if (o.verify) fmt::print("every split bitwise equal to the reference: {}\n", all_same ? "yes" : "NO");
+  fmt::print("csv written to {}\n", o.csv);
+  const std::string title = fmt::format("{} x {} {}, {} iterations: the share of {}", p.nx, p.ny,
+                                        to_string(p.precision), p.stop.max_iterations, names[v]);
+  if (draw(o.csv, plot, title)) fmt::print("plot written to {}\n", plot);
+  return o.verify && !all_same ? 1 : 0;
+}
+
+}  // namespace
+
+Command add_sweep_command(CLI::App& app) {
+  auto o = std::make_shared<SweepOptions>();
+  CLI::App* sub = app.add_subcommand("sweep", "Run a range of splits, measured beside predicted (the study's figures 14-16)");
+  add_problem_options(sub, o->problem);
+  add_machine_options(sub, o->machine);
+  sub->add_option("--vary", o->vary, "the device whose share is swept (default: the first CPU device beside GPUs, "
+                                     "else the first device)");
+  sub->add_option("--from", o->from, "its smallest share (default: the model's share - 0.1, at least 0)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--to", o->to, "its largest share (default: the model's share + 0.1, at most 1)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--step", o->step, "between shares")->check(CLI::PositiveNumber)->capture_default_str();
+  sub->add_option("--repeat", o->repeat, "runs per split; the median counts")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->add_option("--csv", o->csv, "where the CSV goes")->capture_default_str();
+  sub->add_option("--plot", o->plot, "where the PNG goes (default: the CSV's name with .png)");
+  sub->add_flag("--verify", o->verify, "compare every split's result with the sequential reference, bit for bit");
+  sub->add_flag("!--no-calibrate", o->calibrate, "without a model of this machine, sweep without predictions");
+  sub->add_option("--budget", o->budget, "seconds a first calibration may take")->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sub->footer("The other devices share the rest of the rows as the model's split shares it between them (evenly\n"
+              "without a model); the model's own split is run too and marked. The plot needs python3-matplotlib.");
+  return [o] { return run_sweep(*o); };
+}
+
+}  // namespace hetstencil::cli

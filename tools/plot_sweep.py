@@ -1,0 +1,55 @@
+#!/usr/bin/python3
+"""Draws a `hetstencil sweep` CSV: time per iteration against the varied
+device's share, predicted and measured, with the model's split and the best
+measured split marked. Uses Debian's python3-matplotlib.
+
+    tools/plot_sweep.py sweep.csv sweep.png [--title TEXT]
+"""
+import argparse
+import csv
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("csv")
+    ap.add_argument("png")
+    ap.add_argument("--title", default="")
+    args = ap.parse_args()
+
+    with open(args.csv, newline="") as f:
+        rows = list(csv.DictReader(f))
+    if not rows:
+        sys.exit(f"{args.csv}: no splits in it")
+    sweep = sorted((r for r in rows if r["point"] == "sweep"), key=lambda r: float(r["share"]))
+    model = [r for r in rows if r["point"] == "model"]
+    best = min(rows, key=lambda r: float(r["measured_ms"]))
+    varied = next(k for k in rows[0] if k.endswith("_rows"))[: -len("_rows")]
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    share = [100 * float(r["share"]) for r in sweep]
+    ax.plot(share, [float(r["measured_ms"]) for r in sweep], "o-", label="measured", color="tab:blue")
+    predicted = [(100 * float(r["share"]), float(r["predicted_ms"])) for r in sweep if r["predicted_ms"]]
+    if predicted:
+        ax.plot(*zip(*predicted), "s--", label="predicted", color="tab:orange", markersize=4)
+    for r in model:
+        ax.plot(100 * float(r["share"]), float(r["measured_ms"]), "*", markersize=16, color="tab:red",
+                label=f"model's split ({100 * float(r['share']):.2f}%)")
+    ax.plot(100 * float(best["share"]), float(best["measured_ms"]), "o", markersize=14, fillstyle="none",
+            color="tab:green", markeredgewidth=2, label=f"measured best ({100 * float(best['share']):.2f}%)")
+    ax.set_xlabel(f"share of the rows on {varied} (%)")
+    ax.set_ylabel("time per iteration (ms)")
+    ax.set_title(args.title, fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(args.png, dpi=120)
+
+
+if __name__ == "__main__":
+    main()
