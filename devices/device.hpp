@@ -62,6 +62,10 @@ class Device {
   /// Allocates the slab for `rows` and copies the initial values in, ghost rows
   /// included (the set-up transfer). The job outlives the attachment.
   virtual void attach(const StencilJob& job, RowRange rows) = 0;
+  /// Once all devices are attached, before the iterations: prepares the paths
+  /// to the neighbouring devices (nullptr at the grid's edges), e.g. GPU peer
+  /// access, so that the iterations do not pay for it. Part of the set-up.
+  virtual void connect(const Device* /*top*/, const Device* /*bottom*/) {}
   /// Runs the job's stop rule, exchanging ghost rows through `port`.
   virtual void run(HaloPort& port) = 0;
   /// Copies the owned rows of the final iterate into job.result; frees the slab.

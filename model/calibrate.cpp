@@ -174,26 +174,32 @@ TransferCurve cpu_link(const DeviceSpec& from, const DeviceSpec& to, double row_
   return TransferCurve::fit(samples);
 }
 
-// What an iteration costs besides the sweep: the device alone, 4 rows, a few
-// hundred iterations of its real loop. For a GPU the whole iteration (its loop
-// outlasts a 4-row sweep); for a CPU the part beyond the sweep.
+// What an iteration costs besides the sweep: the device alone, 4 rows, its real
+// loop. Two runs of different lengths, so that what a run costs once (threads,
+// the final residual) drops out of the per-iteration figure. For a GPU the
+// whole iteration (its loop outlasts a 4-row sweep); for a CPU the part beyond
+// the sweep.
 double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision, std::int64_t nx,
                     const RateCurve& curve) {
   std::unique_ptr<Device> device;
+  const int spins = spin_limit_for(spec.info.threads, topology.hardware_threads());
   if (spec.info.kind == DeviceKind::Gpu) {
     device = make_cuda_device(spec.info, spec.gpu, spec.worker_cpus.front(), spec.own_core);
   } else {
-    device = std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes,
-                                         spin_limit_for(spec.info.threads, topology.hardware_threads()));
+    device = std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes, spins);
   }
   Problem p;
   p.nx = nx;
   p.ny = 4;
   p.precision = precision;
-  p.stop.max_iterations = 300;
   const Plan plan{{{0, 1, 4}}};
-  const Report r = execute(p, plan, {device.get()}, spin_limit_for(spec.info.threads, topology.hardware_threads())).report;
-  const double per_iteration = r.solve_s / static_cast<double>(p.stop.max_iterations);
+  const auto run_seconds = [&](std::int64_t iterations) {
+    p.stop.max_iterations = iterations;
+    return execute(p, plan, {device.get()}, spins).report.solve_s;
+  };
+  constexpr std::int64_t kShort = 100, kLong = 600;
+  run_seconds(kShort);  // warm-up
+  const double per_iteration = std::max(0.0, (run_seconds(kLong) - run_seconds(kShort)) / (kLong - kShort));
   return spec.info.kind == DeviceKind::Gpu ? per_iteration : std::max(0.0, per_iteration - curve.seconds(4));
 }
 

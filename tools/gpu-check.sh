@@ -96,7 +96,7 @@ if want model; then
   for devices in "${sets[@]}"; do
     for problem in "float 16384 500" "double 16384 300" "float 1024 3000" "double 1024 3000"; do
       read -r precision nx iters <<<"$problem"
-      label="${devices//,/+}-$precision-$nx"
+      label="${devices//,/_}-$precision-$nx"
       common=(--devices "$devices" --precision "$precision" --nx "$nx" --iters "$iters")
       $bin calibrate --devices "$devices" --precision "$precision" --nx "$nx" >"$out/calibrate-$label.txt" 2>&1
       record "calibrate $label" "$(grep -oE 'calibrated in [0-9.]+ s' "$out/calibrate-$label.txt")"
@@ -110,4 +110,7 @@ if want model; then
 fi
 
 step "summary"
-printf '%s\n' "${summary[@]}"
+printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+# One archive of the logs, CSVs and profile: the device tool returns few files.
+tar czf /tmp/hetstencil-logs.tgz -C "$out" . && find "$out" -mindepth 1 ! -name summary.txt -delete &&
+  mv /tmp/hetstencil-logs.tgz "$out/logs.tgz"

@@ -72,6 +72,22 @@ class CudaDevice final : public Device {
     dispatch(job.precision, [&](auto zero) { attach_typed<decltype(zero)>(); });
   }
 
+  // Peer access to GPU neighbours is enabled here, not in the iterations: the
+  // first time in a process it costs milliseconds.
+  void connect(const Device* top, const Device* bottom) override {
+    use("connecting to its neighbours");
+    const Device* neighbours[2] = {top, bottom};
+    for (int side = 0; side < 2; ++side) {
+      const Device* nb = neighbours[side];
+      int can = 0;
+      if (nb && nb->cuda_device() >= 0 && nb->cuda_device() != gpu_) {
+        HETSTENCIL_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, gpu_, nb->cuda_device()), context("asking about peer access"));
+        if (can) enable_peer_access(gpu_, nb->cuda_device(), context("enabling peer access to " + nb->info().name));
+      }
+      peer_[side] = can != 0;
+    }
+  }
+
   void run(HaloPort& port) override {
     bind_current_thread(info_.name, host_cpus_);
     use("starting the iterations");
@@ -265,11 +281,17 @@ class CudaDevice final : public Device {
     return 1e-3 * static_cast<double>(ms);
   }
 
-  // Compute time is what the GPU spends sweeping (edge rows and interior), from
-  // events, not the host's waits: it is what the model's rate curve predicts.
-  void time_edges(std::int64_t t) { times_.compute_s += elapsed(edge_start_[buffer_of(t)], edge_swept_[buffer_of(t)]); }
+  // Compute time is what the GPU spends sweeping, from events, not the host's
+  // waits: what the model's rate curve (a sweep of all its rows) predicts. The
+  // edge rows run beside the interior, so an iteration's sweep is the interior's
+  // time scaled to all rows; a slab of one or two rows is all edges.
+  void time_edges(std::int64_t t) {
+    if (rows_.count <= 2) times_.compute_s += elapsed(edge_start_[buffer_of(t)], edge_swept_[buffer_of(t)]);
+  }
   void time_interior(std::int64_t t) {
-    times_.compute_s += elapsed(interior_start_[buffer_of(t)], interior_done_[buffer_of(t)]);
+    if (rows_.count <= 2) return;
+    const double n = static_cast<double>(rows_.count);
+    times_.compute_s += elapsed(interior_start_[buffer_of(t)], interior_done_[buffer_of(t)]) * n / (n - 2.0);
   }
 
   // Per step t -> t + 1: the edge rows first, on a high-priority stream, so that
@@ -283,18 +305,9 @@ class CudaDevice final : public Device {
     const Clock::time_point start = Clock::now();
     const std::int64_t n = rows_.count;
     const std::size_t row_bytes = job_->row_bytes();
-    bool peer[2] = {false, false};
     bool host_edges = false;  // some neighbour reads our edge rows from host memory
     for (Side side : {Side::Top, Side::Bottom}) {
-      const Device* nb = port.neighbour(side);
-      if (!nb) continue;
-      int can = 0;
-      if (nb->cuda_device() >= 0 && nb->cuda_device() != gpu_) {
-        HETSTENCIL_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, gpu_, nb->cuda_device()), context("asking about peer access"));
-        if (can) enable_peer_access(gpu_, nb->cuda_device(), context("enabling peer access to " + nb->info().name));
-      }
-      peer[static_cast<int>(side)] = can != 0;
-      host_edges = host_edges || !can;
+      host_edges = host_edges || (port.has_neighbour(side) && !peer_[static_cast<int>(side)]);
     }
     const std::int64_t edge_rows[2] = {1, n};  // top and bottom; the same row when n == 1
     bool interior_queued = false;               // the interior of step t was queued during the last check
@@ -358,7 +371,7 @@ class CudaDevice final : public Device {
         const Device* nb = port.neighbour(side);
         if (!nb) continue;
         char* ghost = slab_row(buffer_of(t + 1), side == Side::Top ? 0 : n + 1);
-        if (peer[static_cast<int>(side)]) {
+        if (peer_[static_cast<int>(side)]) {
           HETSTENCIL_CUDA_CHECK(cudaMemcpyPeerAsync(ghost, gpu_, nb->device_edge_row(opposite(side), t + 1),
                                                     nb->cuda_device(), row_bytes, edge_),
                                 context("copying a ghost row from " + nb->info().name));
@@ -398,6 +411,7 @@ class CudaDevice final : public Device {
   cuda::Event interior_done_[3];
   cuda::Event residual_copied_;
   std::int64_t final_t_ = 0;
+  bool peer_[2] = {false, false};    // by side: the neighbour is a GPU we copy from directly
   DeviceTimes times_;
 };
 

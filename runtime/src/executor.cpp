@@ -123,7 +123,12 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   auto nothing = [] {};
 
   Report report;
-  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, nothing);
+  report.setup_s = run_on_threads(n, [&](std::size_t k) {
+    devices[k]->attach(job, rows[k]);
+  }, nothing);
+  report.setup_s += run_on_threads(n, [&](std::size_t k) {
+    devices[k]->connect(k > 0 ? devices[k - 1] : nullptr, k + 1 < n ? devices[k + 1] : nullptr);
+  }, nothing);
   Exchange exchange(devices, rows, job, problem.h(), spins);
   spdlog::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
   {
