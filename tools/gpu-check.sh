@@ -2,14 +2,14 @@
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
-#   tools/gpu-check.sh [tests] [sanitize] [bench] [solves] [model]   (default: all)
+#   tools/gpu-check.sh [tests] [sanitize] [bench] [solves] [model] [variants]   (default: all)
 # model: for each device set of the machine (CPU socket + GPU, 2 GPUs, CPU + 2 GPUs)
 # and each problem (float/double, 16384^2 and 1024^2): calibrate, a planned solve
 # (predicted beside measured), and a sweep of one device's share (CSV + PNG).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests sanitize bench solves model}
+parts=${*:-tests sanitize bench solves model variants}
 mkdir -p "$out"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
@@ -44,7 +44,7 @@ fi
 
 if want sanitize; then
   step "compute-sanitizer (memcheck, racecheck) on GPU tests"
-  filter='*gpu0_3x7*:*gpu0_257x129*:GpuExactPlans.*'
+  filter='*gpu0_3x7*:*gpu0_257x129*:GpuExactPlans.*:*BlockedExact*257x129*:GpuVariants.*'
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 ./build-gpu/tests/test_gpu --gtest_filter="$filter" \
       >"$out/sanitizer-$tool.log" 2>&1
@@ -107,6 +107,14 @@ if want model; then
       record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
     done
   done
+fi
+
+if want variants; then
+  step "GPU variants: time to sync's accuracy"
+  $bin bench variants --csv "$out/variants.csv" | tee "$out/variants.txt"
+  while read -r n variant param its ratio ms speedup rest; do
+    record "variant $n $variant $param" "iterations $its (x$ratio of sync), $ms ms, speedup $speedup $rest"
+  done < <(grep -E '^ +[0-9]+ (sync|async|blocked)' "$out/variants.txt")
 fi
 
 step "summary"

@@ -199,6 +199,10 @@ class CudaDevice final : public Device {
       interior_done_[b] = cuda::Event(context("creating a timing event"), true);
     }
     residual_copied_ = cuda::Event(context("creating an event"));
+    // The copies above ran on the legacy stream; the iterations run on
+    // non-blocking streams, which do not wait for it (a device-to-device or
+    // pageable copy may return before it is done).
+    HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing its set-up"));
     final_t_ = 0;
     times_ = {};
   }

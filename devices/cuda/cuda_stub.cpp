@@ -49,3 +49,19 @@ GpuLinkSamples gpu_link_samples(int, const std::vector<int>&, const std::vector<
 }
 
 }  // namespace hetstencil
+
+#include "devices/cuda/gpu_variants.hpp"
+
+namespace hetstencil {
+
+struct GpuVariantSolver::Impl {};
+GpuVariantSolver::GpuVariantSolver(int, const Problem&) {
+  HETSTENCIL_THROW(NotCompiled, "this build of hetstencil has no CUDA support");
+}
+GpuVariantSolver::~GpuVariantSolver() = default;
+void GpuVariantSolver::reset() {}
+double GpuVariantSolver::advance(const VariantChoice&, std::int64_t) { return 0.0; }
+double GpuVariantSolver::max_relative_error(const GpuVariantSolver&) const { return 0.0; }
+Solution GpuVariantSolver::download() const { return {}; }
+
+}  // namespace hetstencil

@@ -3,6 +3,7 @@
 //   bench cpu  each CPU device's sweep vs a copy by the same threads on the same
 //              NUMA node; --beside-gpus repeats it while every GPU sweeps too
 //   bench gpu  a GPU sweep vs a device-to-device cudaMemcpy of the same bytes
+//   bench variants  the GPU variants' time to sync's accuracy (variants_bench.cpp)
 #include <memory>
 #include <random>
 #include <string>
@@ -18,6 +19,7 @@
 #include "runtime/src/dispatch.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
+#include "tools/hetstencil/variants_bench.hpp"
 
 namespace hetstencil::cli {
 namespace {
@@ -165,9 +167,14 @@ Command add_bench_command(CLI::App& app) {
         ->check(CLI::PositiveNumber)->capture_default_str();
   }
   add_machine_options(cpu, o->machine);
+  const Command variants = add_variants_bench(bench);
   cpu->callback([mode] { *mode = "cpu"; });
   gpu->callback([mode] { *mode = "gpu"; });
-  return [o, mode] { return *mode == "gpu" ? run_bench_gpu(*o) : run_bench_cpu(*o); };
+  bench->get_subcommand("variants")->callback([mode] { *mode = "variants"; });
+  return [o, mode, variants] {
+    if (*mode == "variants") return variants();
+    return *mode == "gpu" ? run_bench_gpu(*o) : run_bench_cpu(*o);
+  };
 }
 
 }  // namespace hetstencil::cli

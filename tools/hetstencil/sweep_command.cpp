@@ -2,9 +2,6 @@
 // device's share of the rows is swept over a range, the other devices sharing
 // the rest; every split is run and measured beside the model's prediction, and
 // the model's own split is marked against the best one measured.
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -20,6 +17,7 @@
 #include "hetstencil/hetstencil.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
+#include "tools/hetstencil/plot.hpp"
 #include "tools/hetstencil/problem_options.hpp"
 #include "tools/hetstencil/solve_report.hpp"
 #include "tools/hetstencil/split_choice.hpp"
@@ -74,29 +72,6 @@ std::vector<std::int64_t> split_rows(std::size_t varied, std::int64_t rows, cons
   if (rows < ny) out = rows_of_shares(others, ny - rows);
   out[varied] = rows;
   return out;
-}
-
-// Draws the CSV with tools/plot_sweep.py and Debian's python3 (matplotlib).
-bool draw(const std::string& csv, const std::string& png, const std::string& title) {
-  const char* script_env = std::getenv("HETSTENCIL_PLOT_SCRIPT");
-  const std::string script = script_env ? script_env : HETSTENCIL_PLOT_SCRIPT;
-  const char* python_env = std::getenv("HETSTENCIL_PYTHON");
-  const std::string python = python_env ? python_env : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
-  const pid_t child = fork();
-  if (child < 0) return false;
-  if (child == 0) {
-    execlp(python.c_str(), python.c_str(), script.c_str(), csv.c_str(), png.c_str(), "--title", title.c_str(),
-           static_cast<char*>(nullptr));
-    std::fprintf(stderr, "hetstencil: cannot run %s: %s\n", python.c_str(), std::strerror(errno));
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) return false;
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return true;
-  fmt::print(stderr, "hetstencil: the plot was not drawn; draw it with: {} {} {} {}\n", python, script, csv, png);
-  return false;
 }
 
 int run_sweep(const SweepOptions& o) {
@@ -219,7 +194,7 @@ int run_sweep(const SweepOptions& o) {
   fmt::print("csv written to {}\n", o.csv);
   const std::string title = fmt::format("{} x {} {}, {} iterations: the share of {}", p.nx, p.ny,
                                         to_string(p.precision), p.stop.max_iterations, names[v]);
-  if (draw(o.csv, plot, title)) fmt::print("plot written to {}\n", plot);
+  if (draw_plot("plot_sweep.py", o.csv, plot, title)) fmt::print("plot written to {}\n", plot);
   return o.verify && !all_same ? 1 : 0;
 }
 

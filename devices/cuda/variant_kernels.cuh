@@ -1,0 +1,170 @@
+// Tile kernels for the GPU variants beside the synchronous sweep (the original
+// study's chapter V). A block loads a tile of the grid with a ghost zone into
+// shared memory and sweeps it several times there before writing it back:
+//
+//   blocked (deterministic temporal blocking): a ghost zone K deep; sweep s
+//     updates the tile grown by K - s, so after K sweeps the tile holds exactly
+//     K Jacobi iterates: the bits of K plain sweeps, for a read and a write of
+//     the grid per K iterations instead of per iteration.
+//   async2 (the study's Async 2): a ghost ring one deep, left as it was loaded;
+//     alpha sweeps of the tile with block barriers only, no exchange with the
+//     neighbouring tiles until the kernel ends.
+//   async3 (the study's Async 3, "most wild"): one buffer updated in place
+//     without barriers; the ring is read from device memory at every sweep and
+//     the tile's edge cells are written there at every sweep, so tiles see each
+//     other's progress whenever it lands. Not deterministic.
+//
+// Each thread owns one column of the tile and walks down it. Every update is the
+// reference's expression 0.25 * ((((n + s) + w) + e) + h*h*f), built with
+// -fmad=false like the synchronous kernel.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "devices/cuda/jacobi_kernels.cuh"
+
+namespace hetstencil::cuda {
+
+constexpr int kTileColumns = 128;  // threads per block: one per column of tile and ghost zone
+constexpr int kTileRows = 32;      // rows of the tile a block writes back
+
+/// A whole grid on one GPU: rows 0..ny+1 of a slab of make_layout(nx).
+struct TileArgs {
+  SlabLayout layout;
+  std::int64_t ny = 0;
+  std::int64_t spike_row = -1;  // grid row and column of the spike, -1 when none
+  std::int64_t spike_col = -1;
+  int halo = 1;    // ghost depth around the tile
+  int steps = 1;   // sweeps in this pass (blocked: at most halo)
+  bool shrink = false;  // blocked: sweep s updates the ghost zone but its outer s rings
+
+  __host__ __device__ int tile_columns() const { return kTileColumns - 2 * halo; }
+  __host__ __device__ int height() const { return kTileRows + 2 * halo; }
+};
+
+template <class T>
+std::size_t tile_shared_bytes(const TileArgs& a, int buffers) {
+  return static_cast<std::size_t>(buffers) * static_cast<std::size_t>(a.height()) * kTileColumns * sizeof(T);
+}
+
+inline dim3 tile_grid(const TileArgs& a) {
+  return dim3(static_cast<unsigned>((a.layout.nx + a.tile_columns() - 1) / a.tile_columns()),
+              static_cast<unsigned>((a.ny + kTileRows - 1) / kTileRows));
+}
+
+template <class T>
+__device__ __forceinline__ T source_at(const T* h2f, const TileArgs& a, std::int64_t gr, std::int64_t gc) {
+  if (h2f) return h2f[gr * a.layout.pitch + a.layout.offset + gc];
+  return gr == a.spike_row && gc == a.spike_col ? T(1) : T(0);
+}
+
+/// blocked and async2: reads u, writes the tile's cells of the next iterate to v.
+template <class T>
+__global__ void __launch_bounds__(kTileColumns) tile_kernel(const T* __restrict__ u, T* __restrict__ v,
+                                                            const T* __restrict__ h2f, TileArgs a) {
+  extern __shared__ unsigned char shared[];
+  const int W = kTileColumns;
+  const int H = a.height();
+  T* buffer[2] = {reinterpret_cast<T*>(shared), reinterpret_cast<T*>(shared) + H * W};
+  const SlabLayout& s = a.layout;
+  const int j = threadIdx.x;
+  const std::int64_t gr0 = 1 + static_cast<std::int64_t>(blockIdx.y) * kTileRows - a.halo;
+  const std::int64_t gc = 1 + static_cast<std::int64_t>(blockIdx.x) * a.tile_columns() - a.halo + j;
+  const bool column_in_grid = gc >= 0 && gc <= s.nx + 1;
+  const bool column_inside = gc >= 1 && gc <= s.nx;
+
+  // Both buffers get the ghost zone: cells a sweep leaves alone must read the same in either.
+  for (int i = 0; i < H; ++i) {
+    const std::int64_t gr = gr0 + i;
+    const T x = column_in_grid && gr >= 0 && gr <= a.ny + 1 ? u[gr * s.pitch + s.offset + gc] : T(0);
+    buffer[0][i * W + j] = x;
+    buffer[1][i * W + j] = x;
+  }
+  __syncthreads();
+
+  for (int step = 1; step <= a.steps; ++step) {
+    const T* src = buffer[(step - 1) & 1];
+    T* dst = buffer[step & 1];
+    const int lo = a.shrink ? step : a.halo;  // rows and columns [lo, H - lo) x [lo, W - lo) are swept
+    if (j >= lo && j < W - lo) {
+      T north = src[(lo - 1) * W + j];
+      T centre = src[lo * W + j];
+      for (int i = lo; i < H - lo; ++i) {
+        const T south = src[(i + 1) * W + j];
+        const std::int64_t gr = gr0 + i;
+        T next = centre;  // the boundary and cells outside the grid keep their values
+        if (column_inside && gr >= 1 && gr <= a.ny) {
+          next = T(0.25) * ((((north + south) + src[i * W + j - 1]) + src[i * W + j + 1]) + source_at(h2f, a, gr, gc));
+        }
+        dst[i * W + j] = next;
+        north = centre;
+        centre = south;
+      }
+    }
+    __syncthreads();
+  }
+
+  const T* last = buffer[a.steps & 1];
+  if (j >= a.halo && j < W - a.halo && column_inside) {
+    for (int i = a.halo; i < a.halo + kTileRows; ++i) {
+      const std::int64_t gr = gr0 + i;
+      if (gr >= 1 && gr <= a.ny) v[gr * s.pitch + s.offset + gc] = last[i * W + j];
+    }
+  }
+}
+
+/// async3: u updated in place (halo 1, no shrink).
+template <class T>
+__global__ void __launch_bounds__(kTileColumns) async3_kernel(T* u, const T* __restrict__ h2f, TileArgs a) {
+  extern __shared__ unsigned char shared[];
+  const int W = kTileColumns;
+  const int H = a.height();
+  // volatile: with no barriers, every read must go to shared (or device) memory
+  // and see whatever a neighbour last stored there.
+  volatile T* tile = reinterpret_cast<volatile T*>(shared);
+  volatile T* grid = u;
+  const SlabLayout& s = a.layout;
+  const int j = threadIdx.x;
+  const std::int64_t gr0 = static_cast<std::int64_t>(blockIdx.y) * kTileRows;  // halo 1
+  const std::int64_t gc = static_cast<std::int64_t>(blockIdx.x) * a.tile_columns() + j;
+  const bool column_in_grid = gc <= s.nx + 1;
+  const bool column_inside = gc >= 1 && gc <= s.nx;
+  auto at = [&](std::int64_t gr) { return gr * s.pitch + s.offset + gc; };
+  auto in_grid = [&](std::int64_t gr) { return column_in_grid && gr <= a.ny + 1; };
+
+  for (int i = 0; i < H; ++i) tile[i * W + j] = in_grid(gr0 + i) ? grid[at(gr0 + i)] : T(0);
+  __syncthreads();
+  const bool ring_column = j == 0 || j == W - 1;
+  const bool edge_column = j == 1 || j == W - 2;
+  for (int step = 1; step <= a.steps; ++step) {
+    // The ring as the neighbouring tiles last left it in device memory.
+    if (ring_column) {
+      for (int i = 1; i < H - 1; ++i) {
+        if (in_grid(gr0 + i)) tile[i * W + j] = grid[at(gr0 + i)];
+      }
+    }
+    if (in_grid(gr0)) tile[j] = grid[at(gr0)];
+    if (in_grid(gr0 + H - 1)) tile[(H - 1) * W + j] = grid[at(gr0 + H - 1)];
+    if (!ring_column && column_inside) {
+      for (int i = 1; i < H - 1; ++i) {
+        const std::int64_t gr = gr0 + i;
+        if (gr < 1 || gr > a.ny) continue;
+        const T x = T(0.25) * ((((tile[(i - 1) * W + j] + tile[(i + 1) * W + j]) + tile[i * W + j - 1]) +
+                                tile[i * W + j + 1]) + source_at(h2f, a, gr, gc));
+        tile[i * W + j] = x;
+        if (edge_column || i == 1 || i == H - 2) grid[at(gr)] = x;  // the tile's edge, for the neighbours
+      }
+    }
+  }
+  __syncthreads();
+  if (!ring_column && column_inside) {
+    for (int i = 1; i < H - 1; ++i) {
+      const std::int64_t gr = gr0 + i;
+      if (gr >= 1 && gr <= a.ny) grid[at(gr)] = tile[i * W + j];
+    }
+  }
+}
+
+}  // namespace hetstencil::cuda
