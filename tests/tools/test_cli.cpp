@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -82,6 +83,8 @@ TEST(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
   expect_failure("solve --nx 4 --ny 2 --cpu-devices 3 --devices cpu --no-calibrate", "more devices (3) than rows (2)");
   expect_failure("solve --iters", "--iters");
   expect_failure("explode", "explode");
+  expect_failure("bench variants --gpu 99 --sizes 64", "no CUDA device 99");
+  expect_failure("bench variants --alphas 0", "--alphas");
 }
 
 TEST(Cli, ProbeDescribesMachinesFromFilesAndRefusesBadOnes) {
@@ -369,6 +372,26 @@ TEST(Cli, PlansForAMachineWeDoNotHave) {
   EXPECT_NE(small.out.find("left out: cpu0"), std::string::npos) << small.out;
   expect_failure("plan --nx 64 --profile /nonexistent/profile.json", "no usable profile");
   expect_failure("plan --nx 64 --devices gpu9 --profile " + profile, "no device 'gpu9'");
+}
+
+// The variants' plot from a CSV as `bench variants` writes it (the bench itself
+// needs a GPU).
+TEST(Cli, VariantsPlotIsDrawnFromTheBenchCsv) {
+  const fs::path csv = test_folder() / "variants.csv";
+  std::ofstream(csv) << "n,variant,param,run,iterations,iteration_ratio,seconds,speedup,per_iteration_speedup,error,same_bits\n"
+                        "64,sync,0,0,100,1,0.01,1,1,0.2,\n"
+                        "64,async2,4,0,110,1.1,0.008,1.25,1.4,0.19,\n"
+                        "64,async2,4,1,120,1.2,0.009,1.11,1.3,0.19,\n"
+                        "64,async3,4,0,80,0.8,0.007,1.43,1.1,0.19,\n"
+                        "64,blocked,4,0,100,1,0.006,1.67,1.67,0.2,yes\n";
+  const fs::path png = test_folder() / "variants.png";
+  const std::string command = "/usr/bin/python3 " + std::string(HETSTENCIL_TOOLS) + "/plot_variants.py " + csv.string() +
+                              " " + png.string() + " --title test";
+  ASSERT_EQ(std::system(command.c_str()), 0) << command;
+  std::ifstream in(png, std::ios::binary);
+  char magic[4] = {};
+  in.read(magic, sizeof(magic));
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
 }
 
 }  // namespace
