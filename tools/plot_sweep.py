@@ -5,25 +5,13 @@ measured split marked. Uses Debian's python3-matplotlib.
 
     tools/plot_sweep.py sweep.csv sweep.png [--title TEXT]
 """
-import argparse
-import csv
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display needed
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_common import plt, read_args_and_rows
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("csv")
-    ap.add_argument("png")
-    ap.add_argument("--title", default="")
-    args = ap.parse_args()
-
-    with open(args.csv, newline="") as f:
-        rows = list(csv.DictReader(f))
+    args, rows = read_args_and_rows(__doc__)
     if not rows:
         sys.exit(f"{args.csv}: no splits in it")
     sweep = sorted((r for r in rows if r["point"] == "sweep"), key=lambda r: float(r["share"]))

@@ -5,27 +5,16 @@ with the spread of the runs. Uses Debian's python3-matplotlib.
 
     tools/plot_variants.py variants.csv variants.png [--title TEXT]
 """
-import argparse
-import csv
 import statistics
 import sys
 from collections import defaultdict
 
-import matplotlib
-
-matplotlib.use("Agg")  # no display needed
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_common import plt, read_args_and_rows
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("csv")
-    ap.add_argument("png")
-    ap.add_argument("--title", default="")
-    args = ap.parse_args()
-
-    with open(args.csv, newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["variant"] != "sync" and float(r["speedup"]) > 0]
+    args, rows = read_args_and_rows(__doc__)
+    rows = [r for r in rows if r["variant"] != "sync" and float(r["speedup"]) > 0]
     if not rows:
         sys.exit(f"{args.csv}: no variant reached sync's accuracy")
     sizes = sorted({int(r["n"]) for r in rows})
