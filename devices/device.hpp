@@ -11,6 +11,7 @@
 #include <string>
 
 #include "hetstencil/device_info.hpp"
+#include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
 
@@ -41,6 +42,7 @@ struct StencilJob {
   std::int64_t spike_row = -1;    ///< the spike's cell (h*h*f = 1 there), -1 when none
   std::int64_t spike_col = -1;
   StopRule stop;
+  VariantChoice variant;  ///< how a GPU sweeps; anything but sync runs on a single GPU alone
 
   std::int64_t cols() const { return nx + 2; }
   std::size_t row_bytes() const { return static_cast<std::size_t>(cols()) * value_bytes(precision); }

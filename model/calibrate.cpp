@@ -192,7 +192,7 @@ double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision 
   p.nx = nx;
   p.ny = 4;
   p.precision = precision;
-  const Plan plan{{{0, 1, 4}}};
+  const Plan plan({{0, 1, 4}});
   const auto run_seconds = [&](std::int64_t iterations) {
     p.stop.max_iterations = iterations;
     return execute(p, plan, {device.get()}, spins).report.solve_s;

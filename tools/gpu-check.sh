@@ -79,6 +79,8 @@ if want solves; then
   }
   solve gpu-f16k-1000 --devices gpu0 --precision float --nx 16384 --iters 1000
   solve gpu-f16k-1000-res1 --devices gpu0 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
+  solve gpu-f16k-1000-blocked4 --devices gpu0 --precision float --nx 16384 --iters 1000 --variant blocked --depth 4
+  solve gpu-f16k-1000-async3-16 --devices gpu0 --precision float --nx 16384 --iters 1000 --variant async3 --alpha 16
   for k in 2 4; do
     [ "$gpus" -ge $k ] || continue
     list=$(seq -s, -f 'gpu%g' 0 $((k - 1)))

@@ -12,6 +12,7 @@
 #include "devices/cuda/peer_access.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
+#include "devices/cuda/variant_kernels.cuh"
 #include "devices/halo_port.hpp"
 #include "runtime/src/dispatch.hpp"
 
@@ -99,7 +100,7 @@ class CudaDevice final : public Device {
     const std::size_t value = value_bytes(job_->precision);
     const std::size_t row_bytes = job_->row_bytes();
     char* dst = static_cast<char*>(job_->result) + static_cast<std::size_t>(rows_.first * job_->cols()) * value;
-    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, row_bytes, slab_row(buffer_of(final_t_), 1),
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, row_bytes, slab_row(final_buffer_, 1),
                                        static_cast<std::size_t>(layout_.pitch) * value, row_bytes,
                                        static_cast<std::size_t>(rows_.count), cudaMemcpyDeviceToHost),
                           context("copying its rows back to the host"));
@@ -204,6 +205,7 @@ class CudaDevice final : public Device {
     // pageable copy may return before it is done).
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing its set-up"));
     final_t_ = 0;
+    final_buffer_ = 0;
     times_ = {};
   }
 
@@ -304,8 +306,69 @@ class CudaDevice final : public Device {
   // iterate t is checked, the residual folds into the same sweeps; with three
   // buffers the interior of step t + 1 is queued before the check is agreed on,
   // and iterate t survives in its buffer should the solve stop there.
+  // The next iterate whose residual is checked after t.
+  std::int64_t next_check(std::int64_t t) const {
+    const StopRule& stop = job_->stop;
+    if (!stop.uses_tolerance()) return stop.max_iterations;
+    return std::min(stop.max_iterations, (t / stop.check_every + 1) * stop.check_every);
+  }
+
+  // A tile variant on this GPU alone (the executor allows no neighbours): passes
+  // of the variant between the checks, each check a residual sweep of the
+  // iterate in hand. Compute time is the passes' GPU time.
+  template <class T>
+  void run_variant(HaloPort& port) {
+    const Clock::time_point start = Clock::now();
+    const VariantChoice& c = job_->variant;
+    const std::int64_t n = rows_.count;
+    const int limit = cuda::allow_tile_shared_memory<T>(gpu_, context("allowing the tile kernels their shared memory"));
+    const cuda::SweepArgs whole = args(1, n + 1);
+    cuda::TileArgs tiles;
+    tiles.layout = layout_;
+    tiles.ny = n;
+    tiles.spike_row = whole.spike_row;
+    tiles.spike_col = whole.spike_col;
+    int current = 0;  // buffers_[current] holds iterate t
+    for (std::int64_t t = 0;;) {
+      if (job_->stop.checks_at(t)) {
+        const Clock::time_point begin = Clock::now();
+        clear_maxima(1, n + 1, main_);
+        cuda::launch_sweep<T, false, true>(buffers_[current].get<T>(), nullptr, h2f_.get<T>(), whole, main_);
+        HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
+        queue_residual_gather();
+        const bool stop = join_check(port, t).stop || t >= job_->stop.max_iterations;
+        times_.check_s += since(begin);
+        if (stop) {
+          final_t_ = t;
+          final_buffer_ = current;
+          break;
+        }
+      }
+      const std::int64_t until = next_check(t);
+      HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_start_[0], main_), context("timing its passes"));
+      for (; t < until;) {
+        const int steps = static_cast<int>(std::min<std::int64_t>(c.param, until - t));
+        if (cuda::launch_tile_pass<T>(c, steps, buffers_[current].get<T>(), buffers_[1 - current].get<T>(),
+                                      h2f_.get<T>(), tiles, limit, main_, context("running " + to_string(c.variant)))) {
+          current = 1 - current;
+        }
+        t += steps;
+      }
+      HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[0], main_), context("timing its passes"));
+      HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(interior_done_[0]), context("running " + to_string(c.variant)));
+      times_.compute_s += elapsed(interior_start_[0], interior_done_[0]);
+      port.publish(t);
+    }
+    HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing the iterations"));
+    times_.total_s = since(start);
+  }
+
   template <class T>
   void run_typed(HaloPort& port) {
+    if (job_->variant.variant != Variant::Sync) {
+      run_variant<T>(port);
+      return;
+    }
     const Clock::time_point start = Clock::now();
     const std::int64_t n = rows_.count;
     const std::size_t row_bytes = job_->row_bytes();
@@ -326,6 +389,7 @@ class CudaDevice final : public Device {
         queue_residual_gather();
         join_check(port, t);
         final_t_ = t;
+        final_buffer_ = buffer_of(t);
         times_.check_s += since(begin);
         if (t > 0) time_interior(t - 1);
         break;
@@ -361,6 +425,7 @@ class CudaDevice final : public Device {
         if (stop) {
           // Its sweeps made iterate t + 1, which the solve does not keep.
           final_t_ = t;
+          final_buffer_ = buffer_of(t);
           break;
         }
       }
@@ -415,6 +480,7 @@ class CudaDevice final : public Device {
   cuda::Event interior_done_[3];
   cuda::Event residual_copied_;
   std::int64_t final_t_ = 0;
+  int final_buffer_ = 0;             // the buffer holding iterate final_t_
   bool peer_[2] = {false, false};    // by side: the neighbour is a GPU we copy from directly
   DeviceTimes times_;
 };

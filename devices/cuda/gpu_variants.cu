@@ -15,8 +15,6 @@
 namespace hetstencil {
 namespace {
 
-constexpr int kMaxDepth = 32;
-
 // max over the interior of |a - b| and of |b|, as the bits of non-negative
 // doubles (which order like the numbers), so atomicMax can combine blocks.
 template <class T>
@@ -53,14 +51,6 @@ struct GpuVariantSolver::Impl {
   std::int64_t spike_row = -1, spike_col = -1;
   int shared_limit = 0;  // bytes of shared memory a block may have
 
-  void check_shared(std::size_t bytes, const VariantChoice& c) const {
-    if (bytes > static_cast<std::size_t>(shared_limit)) {
-      HETSTENCIL_THROW(InvalidArgument, context(to_string(c.variant) + " with " + std::to_string(c.param) + " needs " +
-                                                std::to_string(bytes / 1024) + " KiB of shared memory a block; it has " +
-                                                std::to_string(shared_limit / 1024) + " KiB (take a smaller depth)"));
-    }
-  }
-
   std::string context(const std::string& doing) const {
     return "gpu" + std::to_string(gpu) + " (CUDA device " + std::to_string(gpu) + "): " + doing;
   }
@@ -89,15 +79,7 @@ struct GpuVariantSolver::Impl {
     u = cuda::DeviceMemory(slab_bytes(), context("allocating the iterate"));
     v = cuda::DeviceMemory(slab_bytes(), context("allocating the next iterate"));
     maxima = cuda::DeviceMemory(2 * sizeof(unsigned long long), context("allocating the error's maxima"));
-    // Deep ghost zones need more shared memory than the default 48 KiB.
-    HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu),
-                          context("reading its shared memory per block"));
-    HETSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(cuda::tile_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               shared_limit),
-                          context("allowing the tile kernel its shared memory"));
-    HETSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(cuda::async3_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                               shared_limit),
-                          context("allowing the async3 kernel its shared memory"));
+    shared_limit = cuda::allow_tile_shared_memory<T>(gpu, context("allowing the tile kernels their shared memory"));
     // The copies above ran on the legacy stream, which the solver's stream does not wait for.
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing its set-up"));
   }
@@ -113,24 +95,15 @@ struct GpuVariantSolver::Impl {
                           context("resetting the iterate"));
   }
 
-  cuda::TileArgs tile_args(int halo, int steps, bool shrink) const {
-    cuda::TileArgs a;
-    a.layout = layout;
-    a.ny = problem.ny;
-    a.spike_row = spike_row;
-    a.spike_col = spike_col;
-    a.halo = halo;
-    a.steps = steps;
-    a.shrink = shrink;
-    return a;
-  }
-
   template <class T>
   void advance_typed(const VariantChoice& c, std::int64_t iterations) {
-    const T* f_slab = h2f.get<T>();  // every kernel takes slab pointers (row 0, column offset)
-    std::int64_t done = 0;
-    while (done < iterations) {
-      const std::int64_t left = iterations - done;
+    const T* f = h2f.get<T>();  // every kernel takes slab pointers (row 0, column offset)
+    cuda::TileArgs tiles;
+    tiles.layout = layout;
+    tiles.ny = problem.ny;
+    tiles.spike_row = spike_row;
+    tiles.spike_col = spike_col;
+    for (std::int64_t done = 0; done < iterations;) {
       if (c.variant == Variant::Sync) {
         cuda::SweepArgs a;
         a.layout = layout;
@@ -138,27 +111,18 @@ struct GpuVariantSolver::Impl {
         a.row_end = problem.ny + 1;
         a.spike_row = spike_row;
         a.spike_col = spike_col;
-        cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), f_slab, a, stream);
+        cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), f, a, stream);
+        HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching a sweep"));
         std::swap(u, v);
         done += 1;
-      } else if (c.variant == Variant::Async3) {
-        const int steps = static_cast<int>(std::min<std::int64_t>(c.param, left));
-        const cuda::TileArgs a = tile_args(1, steps, false);
-        check_shared(cuda::tile_shared_bytes<T>(a, 1), c);
-        cuda::async3_kernel<T><<<cuda::tile_grid(a), cuda::kTileColumns, cuda::tile_shared_bytes<T>(a, 1), stream>>>(
-            u.get<T>(), f_slab, a);
-        done += steps;
-      } else {
-        const bool blocked = c.variant == Variant::Blocked;
-        const int steps = static_cast<int>(std::min<std::int64_t>(c.param, left));
-        const cuda::TileArgs a = tile_args(blocked ? c.param : 1, steps, blocked);
-        check_shared(cuda::tile_shared_bytes<T>(a, 2), c);
-        cuda::tile_kernel<T><<<cuda::tile_grid(a), cuda::kTileColumns, cuda::tile_shared_bytes<T>(a, 2), stream>>>(
-            u.get<T>(), v.get<T>(), f_slab, a);
-        std::swap(u, v);
-        done += steps;
+        continue;
       }
-      HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching a " + to_string(c.variant) + " pass"));
+      const int steps = static_cast<int>(std::min<std::int64_t>(c.param, iterations - done));
+      if (cuda::launch_tile_pass<T>(c, steps, u.get<T>(), v.get<T>(), f, tiles, shared_limit, stream,
+                                    context("running " + to_string(c.variant)))) {
+        std::swap(u, v);
+      }
+      done += steps;
     }
   }
 };
@@ -181,10 +145,6 @@ void GpuVariantSolver::reset() { impl_->reset(); }
 
 double GpuVariantSolver::advance(const VariantChoice& c, std::int64_t iterations) {
   Impl& m = *impl_;
-  if (c.variant != Variant::Sync && (c.param < 1 || c.param > kMaxDepth)) {
-    HETSTENCIL_THROW(InvalidArgument, to_string(c.variant) + ": alpha or depth must be 1.." + std::to_string(kMaxDepth) +
-                                          ", not " + std::to_string(c.param));
-  }
   m.use("running " + to_string(c.variant));
   HETSTENCIL_CUDA_CHECK(cudaEventRecord(m.begin, m.stream), m.context("timing " + to_string(c.variant)));
   dispatch(m.problem.precision, [&](auto zero) { m.advance_typed<decltype(zero)>(c, iterations); });

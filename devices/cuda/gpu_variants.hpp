@@ -8,25 +8,11 @@
 #include <memory>
 #include <string>
 
+#include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
 
 namespace hetstencil {
-
-enum class Variant { Sync, Async2, Async3, Blocked };
-
-std::string to_string(Variant v);
-/// "sync", "async2", "async3" or "blocked"; throws InvalidArgument otherwise.
-Variant parse_variant(const std::string& text);
-/// Whether the variant gives the reference's bits (sync, blocked).
-inline bool deterministic(Variant v) { return v == Variant::Sync || v == Variant::Blocked; }
-
-struct VariantChoice {
-  Variant variant = Variant::Sync;
-  /// async2/async3: alpha, the sweeps a tile makes between global synchronizations;
-  /// blocked: K, the sweeps per pass (the ghost zone's depth, 1..32). Ignored by sync.
-  int param = 1;
-};
 
 /// One problem's grid on one GPU, advanced by any variant. The iterate stays on
 /// the GPU between calls, so that a benchmark can step a variant until it is as

@@ -22,8 +22,11 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
+#include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
+#include "hetstencil/plan.hpp"
 
 namespace hetstencil::cuda {
 
@@ -174,6 +177,50 @@ __global__ void __launch_bounds__(kTileColumns) async3_kernel(T* u, const T* __r
       if (gr >= 1 && gr <= a.ny) grid[at(gr)] = tile[i * W + j];
     }
   }
+}
+
+/// Deepest ghost zone (blocked) or most sweeps between synchronizations (async).
+constexpr int kMaxTileSweeps = kMaxVariantSweeps;
+
+/// Lets the tile kernels have all the shared memory a block may have on the
+/// current GPU (deep ghost zones need more than the default 48 KiB); returns it.
+template <class T>
+int allow_tile_shared_memory(int gpu, const std::string& context) {
+  int limit = 0;
+  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu), context);
+  HETSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(tile_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, limit), context);
+  HETSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(async3_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, limit),
+                        context);
+  return limit;
+}
+
+/// One pass of a tile variant over the grid in `a` (its halo, steps and shrink
+/// are set here): `steps` sweeps of every tile. blocked and async2 read u and
+/// write v, and return true (the caller swaps them); async3 updates u in place.
+template <class T>
+bool launch_tile_pass(const VariantChoice& c, int steps, T* u, T* v, const T* h2f, TileArgs a, int shared_limit,
+                      cudaStream_t stream, const std::string& context) {
+  if (c.param < 1 || c.param > kMaxTileSweeps) {
+    HETSTENCIL_THROW(InvalidArgument, context + ": " + to_string(c.variant) + " needs alpha or depth 1.." +
+                                          std::to_string(kMaxTileSweeps) + ", not " + std::to_string(c.param));
+  }
+  const bool in_place = c.variant == Variant::Async3;
+  a.halo = c.variant == Variant::Blocked ? c.param : 1;
+  a.steps = steps;
+  a.shrink = c.variant == Variant::Blocked;
+  const std::size_t shared = tile_shared_bytes<T>(a, in_place ? 1 : 2);
+  if (shared > static_cast<std::size_t>(shared_limit)) {
+    HETSTENCIL_THROW(InvalidArgument, context + ": " + to_string(c.variant) + " with " + std::to_string(c.param) +
+                                          " needs " + std::to_string(shared / 1024) + " KiB of shared memory a block; " +
+                                          "it has " + std::to_string(shared_limit / 1024) + " KiB (take a smaller depth)");
+  }
+  if (in_place) {
+    async3_kernel<T><<<tile_grid(a), kTileColumns, shared, stream>>>(u, h2f, a);
+  } else {
+    tile_kernel<T><<<tile_grid(a), kTileColumns, shared, stream>>>(u, v, h2f, a);
+  }
+  HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context + ": launching a " + to_string(c.variant) + " pass");
+  return !in_place;
 }
 
 }  // namespace hetstencil::cuda

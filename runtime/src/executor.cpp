@@ -112,6 +112,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   job.spike_row = source.spike_row;
   job.spike_col = source.spike_col;
   job.stop = problem.stop;
+  job.variant = plan.variant;
 
   std::vector<Device*> devices;
   std::vector<RowRange> rows;
@@ -189,6 +190,20 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
                const ProgressWatch& watch) {
   problem.validate();
   validate_plan(plan, problem, devices.size());
+  if (plan.variant.variant != Variant::Sync) {
+    if (plan.variant.param < 1 || plan.variant.param > kMaxVariantSweeps) {
+      HETSTENCIL_THROW(InvalidArgument, to_string(plan.variant.variant) + " needs " +
+                                            (plan.variant.variant == Variant::Blocked ? "a depth" : "an alpha") +
+                                            " of 1.." + std::to_string(kMaxVariantSweeps) + ", not " +
+                                            std::to_string(plan.variant.param));
+    }
+    const Device& d = *devices[plan.parts.front().device];
+    if (plan.parts.size() != 1 || d.info().kind != DeviceKind::Gpu) {
+      HETSTENCIL_THROW(InvalidArgument, "the " + to_string(plan.variant.variant) +
+                                            " variant runs on one GPU alone for now; this plan has " +
+                                            std::to_string(plan.parts.size()) + " device(s), the first " + d.info().name);
+    }
+  }
   return dispatch(problem.precision,
                   [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch); });
 }

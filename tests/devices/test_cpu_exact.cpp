@@ -106,6 +106,18 @@ TEST(CpuExactPlans, BadPlansAreRejected) {
   EXPECT_THROW(runtime.solve(p, twice), InvalidArgument);
   const Plan unknown{{{5, 1, 6}}};
   EXPECT_THROW(runtime.solve(p, unknown), InvalidArgument);
+  // The GPU variants run on one GPU alone: not on a CPU device, not across devices.
+  for (const Plan& variant : {Plan({{0, 1, 6}}, {Variant::Blocked, 2}), Plan({{0, 1, 3}, {1, 4, 3}}, {Variant::Async2, 4})}) {
+    try {
+      runtime.solve(p, variant);
+      ADD_FAILURE() << "a " << to_string(variant.variant.variant) << " plan on CPU devices ran";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("one GPU alone"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(runtime.solve(p, Plan({{0, 1, 6}}, {Variant::Blocked, 0})), InvalidArgument);
+  EXPECT_THROW(parse_variant("wild"), InvalidArgument);
+  EXPECT_EQ(parse_variant(to_string(Variant::Async3)), Variant::Async3);
 }
 
 // Slabs larger than the cache are swept with non-temporal stores; a device told

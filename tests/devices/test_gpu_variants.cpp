@@ -11,6 +11,8 @@
 #include "devices/cuda/gpu_variants.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
+#include "hetstencil/runtime.hpp"
+#include "tests/test_support.hpp"
 
 namespace hetstencil {
 namespace {
@@ -110,6 +112,38 @@ TEST(GpuVariants, AsynchronousVariantsConvergeToTheSolution) {
     const double late = solver.max_relative_error(converged);
     EXPECT_LT(early, start) << to_string(c.variant) << " alpha " << c.param;
     EXPECT_LT(late, 1e-6) << to_string(c.variant) << " alpha " << c.param << ": started at " << start;
+  }
+}
+
+// Through the runtime, as `solve --variant` runs them: blocked keeps every bit
+// (iterate, residual, the iteration a tolerance stops at); the asynchronous
+// ones meet a tolerance.
+TEST(GpuVariants, TheRuntimeRunsThemOnOneGpu) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  RuntimeOptions o;
+  o.devices = "gpu0";
+  Runtime runtime(o);
+  for (bool tolerance : {false, true}) {
+    Problem p = problem(301, 203, Precision::Double, 61);
+    if (tolerance) {
+      p.stop.tolerance = 0.5;
+      p.stop.check_every = 7;
+      p.stop.max_iterations = 400;
+    }
+    Plan plan = runtime.even_plan(p);
+    plan.variant = {Variant::Blocked, 5};
+    testing_support::expect_same_bits(runtime.solve(p, plan), solve_reference(p));
+  }
+  Problem p = problem(64, 64, Precision::Float, 20000);
+  p.stop.tolerance = 1e-3;
+  p.stop.check_every = 50;
+  for (Variant v : {Variant::Async2, Variant::Async3}) {
+    Plan plan = runtime.even_plan(p);
+    plan.variant = {v, 8};
+    const Result r = runtime.solve(p, plan);
+    EXPECT_TRUE(r.report.converged) << to_string(v);
+    EXPECT_LE(r.report.residual.l2, 1e-3 * r.report.initial_residual.l2) << to_string(v);
+    EXPECT_GT(r.report.devices.front().compute_s, 0.0) << to_string(v);
   }
 }
 

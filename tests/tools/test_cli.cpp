@@ -85,6 +85,9 @@ TEST(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
   expect_failure("explode", "explode");
   expect_failure("bench variants --gpu 99 --sizes 64", "no CUDA device 99");
   expect_failure("bench variants --alphas 0", "--alphas");
+  expect_failure("solve --nx 8 --variant blocked --cpu-devices 2 --devices cpu", "runs on one GPU alone");
+  expect_failure("solve --nx 8 --variant blocked --depth 40", "--depth");
+  expect_failure("solve --nx 8 --variant wild", "--variant");
 }
 
 TEST(Cli, ProbeDescribesMachinesFromFilesAndRefusesBadOnes) {

@@ -32,6 +32,9 @@ struct SolveOptions {
   bool learn = true;
   bool calibrate = true;
   double budget = 10.0;
+  std::string variant = "sync";
+  int alpha = 8;
+  int depth = 4;
   // Given on the command line (a saved plan's grid must not contradict them).
   bool nx_given = false, ny_given = false, precision_given = false;
 };
@@ -60,9 +63,12 @@ int run_solve(SolveOptions o) {
   const Problem p = make_problem(o.problem, o.boundary);
   if (!o.output.empty()) check_writable(o.output);  // fail now, not after the solve
 
+  // A variant other than sync runs on one GPU alone, and the model knows sync only.
+  const VariantChoice variant{parse_variant(o.variant), o.variant == "blocked" ? o.depth : o.alpha};
+  const bool synchronous = variant.variant == Variant::Sync;
   // The model: needed to plan (calibrated first when missing) and, for any
   // other split, to predict it when there is one.
-  const bool planning = !saved && o.rows.empty() && o.split.empty();
+  const bool planning = synchronous && !saved && o.rows.empty() && o.split.empty();
   const MachineModel model = machine_model(o.machine, p, planning && o.calibrate, o.budget);
   Runtime runtime(o.machine);
   const auto& devices = runtime.devices();
@@ -72,7 +78,14 @@ int run_solve(SolveOptions o) {
   Plan plan;
   std::string how;
   std::vector<LeftOut> left_out;
-  if (saved) {
+  if (!synchronous) {
+    if (devices.size() != 1 || devices.front().kind != DeviceKind::Gpu || saved || !o.rows.empty() || !o.split.empty()) {
+      HETSTENCIL_THROW(InvalidArgument, "--variant " + o.variant + " runs on one GPU alone for now: choose it with "
+                                        "--devices gpuN (and no --rows, --split or --plan)");
+    }
+    plan = runtime.even_plan(p);
+    how = fmt::format("one GPU, variant {} ({} {})", o.variant, o.variant == "blocked" ? "depth" : "alpha", variant.param);
+  } else if (saved) {
     plan = plan_of(saved->names, saved->rows, devices);
     how = "the saved plan " + o.plan_file;
   } else if (!o.rows.empty() || !o.split.empty()) {
@@ -101,8 +114,9 @@ int run_solve(SolveOptions o) {
     how = model.path.empty() ? "even (a described machine has no model)"
                              : "even (no model of this machine for this problem; hetstencil calibrate makes one)";
   }
+  plan.variant = variant;
   const std::optional<Prediction> prediction =
-      model.profile ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
+      model.profile && synchronous ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
 
   ProgressLine progress(!o.json);
   const Result result = runtime.solve(p, plan, progress.callback());
@@ -112,7 +126,7 @@ int run_solve(SolveOptions o) {
   }
   // The run's measurements flow back into this machine's profile.
   std::string learned;
-  if (o.learn && model.profile) {
+  if (o.learn && model.profile && synchronous) {
     Profile updated = *model.profile;
     if (const int moved = learn(updated, result.report); moved > 0) {
       save_profile(model.path, updated);
@@ -158,6 +172,14 @@ Command add_solve_command(CLI::App& app) {
                 "without a model of this machine for the problem, split evenly instead of calibrating first");
   sub->add_option("--budget", o->budget, "seconds a first calibration may take")->check(CLI::PositiveNumber)
       ->capture_default_str();
+  sub->add_option("--variant", o->variant,
+                  "how a GPU sweeps: sync (any split), or on one GPU alone blocked (the same bits, K sweeps per pass), "
+                  "async2 or async3 (loosely synchronized: converge, bits not defined)")
+      ->check(CLI::IsMember({"sync", "async2", "async3", "blocked"}))->capture_default_str();
+  sub->add_option("--alpha", o->alpha, "async2/async3: sweeps of a tile between global synchronizations")
+      ->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
+  sub->add_option("--depth", o->depth, "blocked: sweeps per pass (the ghost zone's depth)")
+      ->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"
               "The right-hand side is a unit point load in the middle (h*h*f = 1 at one cell).\n"

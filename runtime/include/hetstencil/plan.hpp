@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hetstencil {
@@ -16,10 +17,38 @@ struct Assignment {
   std::int64_t rows = 0;
 };
 
+/// How a GPU sweeps (the original study's chapter V). sync: one sweep per
+/// iteration, any split. The others run on a single GPU alone for now:
+/// blocked: K sweeps per pass over tiles with a ghost zone K deep, the
+/// reference's bits; async2 / async3: alpha sweeps of each tile between global
+/// synchronizations, without (async2) or with (async3) tiles reading each
+/// other's progress; they converge, but their bits are not defined.
+enum class Variant { Sync, Async2, Async3, Blocked };
+
+std::string to_string(Variant v);
+/// "sync", "async2", "async3" or "blocked"; throws InvalidArgument otherwise.
+Variant parse_variant(const std::string& text);
+/// Whether the variant gives the reference's bits (sync, blocked).
+inline bool deterministic(Variant v) { return v == Variant::Sync || v == Variant::Blocked; }
+
+/// The most sweeps a variant makes per pass (blocked's K, async's alpha).
+constexpr int kMaxVariantSweeps = 32;
+
+struct VariantChoice {
+  Variant variant = Variant::Sync;
+  /// async2/async3: alpha, the sweeps a tile makes between global synchronizations;
+  /// blocked: K, the sweeps per pass (the ghost zone's depth); 1..32. Ignored by sync.
+  int param = 1;
+};
+
 /// Assignments in row order; together they cover rows 1..ny exactly once.
 /// Neighbouring assignments exchange ghost rows every iteration.
 struct Plan {
+  Plan(std::vector<Assignment> parts_in = {}, VariantChoice variant_in = {})
+      : parts(std::move(parts_in)), variant(variant_in) {}
+
   std::vector<Assignment> parts;
+  VariantChoice variant;
 };
 
 }  // namespace hetstencil

@@ -1,5 +1,4 @@
-// Variant names, in every build (the CLI parses them with or without CUDA).
-#include "devices/cuda/gpu_variants.hpp"
+#include "hetstencil/plan.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
