@@ -203,6 +203,64 @@ double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision 
   return spec.info.kind == DeviceKind::Gpu ? per_iteration : std::max(0.0, per_iteration - curve.seconds(4));
 }
 
+// Set-up and tear-down as a solve makes them: every device attaches a slab and
+// detaches it at once (allocation, first touch or copy to the GPU, and back),
+// at two slab sizes, fitted as latency + bytes / bandwidth.
+void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs, Precision precision, std::int64_t nx,
+                  std::int64_t most, Profile& profile) {
+  std::vector<std::unique_ptr<Device>> devices;
+  for (const auto& spec : specs) {
+    if (spec.info.kind == DeviceKind::Gpu) {
+      devices.push_back(make_cuda_device(spec.info, spec.gpu, spec.worker_cpus.front(), spec.own_core));
+    } else {
+      devices.push_back(std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes,
+                                                    spin_limit_for(spec.info.threads, topology.hardware_threads())));
+    }
+  }
+  const std::vector<std::int64_t> sizes = {std::max<std::int64_t>(4, most / 8), std::max<std::int64_t>(8, most / 2)};
+  std::vector<std::vector<std::pair<double, double>>> in(devices.size()), out(devices.size());
+  dispatch(precision, [&](auto zero) {
+    using T = decltype(zero);
+    Grid<T> grid = random_grid<T>(sizes.back(), nx);
+    StencilJob job;
+    job.precision = precision;
+    job.nx = nx;
+    job.ny = sizes.back();
+    job.initial = grid.data();
+    job.result = grid.data();
+    const double row_bytes = static_cast<double>(job.row_bytes());
+    for (std::int64_t rows : sizes) {
+      for (int rep = 0; rep < 2; ++rep) {
+        std::vector<std::thread> threads;
+        std::vector<std::exception_ptr> errors(devices.size());
+        for (std::size_t k = 0; k < devices.size(); ++k) {
+          threads.emplace_back([&, k] {
+            try {
+              Clock::time_point begin = Clock::now();
+              devices[k]->attach(job, RowRange{1, rows});
+              in[k].push_back({row_bytes * static_cast<double>(rows + 2), since(begin)});
+              begin = Clock::now();
+              devices[k]->detach();
+              out[k].push_back({row_bytes * static_cast<double>(rows), since(begin)});
+            } catch (...) {
+              errors[k] = std::current_exception();
+            }
+          });
+        }
+        for (auto& t : threads) t.join();
+        for (const auto& e : errors) {
+          if (e) std::rethrow_exception(e);
+        }
+      }
+    }
+  });
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    DeviceProfile& d = profile.devices[specs[k].info.name];
+    d.setup_in = TransferCurve::fit(in[k]);
+    d.setup_out = TransferCurve::fit(out[k]);
+  }
+}
+
 }  // namespace
 
 Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
@@ -226,7 +284,6 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
     std::vector<GpuLinkSamples> samples(gpus.size());
     std::vector<std::exception_ptr> errors(gpus.size());
     std::vector<std::thread> threads;
-    const std::vector<double> slabs = {16.0 * (1 << 20), 64.0 * (1 << 20)};
     for (std::size_t k = 0; k < gpus.size(); ++k) {
       threads.emplace_back([&, k] {
         try {
@@ -234,7 +291,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
           for (const DeviceSpec* g : gpus) {
             if (g != gpus[k]) peers.push_back(g->gpu);
           }
-          samples[k] = gpu_link_samples(gpus[k]->gpu, peers, row_sizes(row_bytes), slabs, o.repetitions);
+          samples[k] = gpu_link_samples(gpus[k]->gpu, peers, row_sizes(row_bytes), o.repetitions);
         } catch (...) {
           errors[k] = std::current_exception();
         }
@@ -246,9 +303,6 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
     }
     for (std::size_t k = 0; k < gpus.size(); ++k) {
       const std::string& g = gpus[k]->info.name;
-      DeviceProfile& d = profile.devices[g];
-      d.setup_in = TransferCurve::fit(samples[k].slab_in);
-      d.setup_out = TransferCurve::fit(samples[k].slab_out);
       for (const DeviceSpec* c : cpus) {
         profile.links[link_key(g, c->info.name)] = TransferCurve::fit(samples[k].to_host);
         profile.links[link_key(c->info.name, g)] = TransferCurve::fit(samples[k].from_host);
@@ -292,6 +346,11 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       profile.devices[spec.info.name].step[rate_key(precision, o.nx)] =
           loop_seconds(topology, spec, precision, o.nx, *curve);
     }
+  }
+  if (budget.allows(1.0)) {
+    setup_curves(topology, devices, o.precisions.front(), o.nx, most, profile);
+  } else {
+    out.skipped.push_back("set-up and tear-down");
   }
   out.seconds = budget.used();
   out.profile = std::move(profile);

@@ -27,8 +27,9 @@ struct Calibration {
 /// Rate curves at rows 4, 16, 64, ... up to max_rows for every device and
 /// precision (the CPU devices all sweeping at once, as in a solve, so that
 /// those sharing memory are measured sharing it); one-row-and-more transfers for every pair of devices (GPU links
-/// measured with all GPUs copying at once, as in a halo exchange); GPU slab
-/// set-up and tear-down. Results are merged into `profile`.
+/// measured with all GPUs copying at once, as in a halo exchange); every
+/// device's set-up and tear-down through its own attach and detach, all at
+/// once. Results are merged into `profile`.
 Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
                       const CalibrationOptions& options, Profile profile);
 

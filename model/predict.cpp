@@ -45,13 +45,11 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
       e.to_next = link(d.name, devices[k + 1].name);
       e.from_next = link(devices[k + 1].name, d.name);
     }
-    if (d.kind == DeviceKind::Gpu) {
-      if (dev != profile.devices.end() && !dev->second.setup_in.empty()) {
-        e.setup_in = dev->second.setup_in;
-        e.setup_out = dev->second.setup_out;
-      } else {
-        notes_.push_back("no set-up figures for " + d.name + ": taken as free");
-      }
+    if (dev != profile.devices.end() && !dev->second.setup_in.empty()) {
+      e.setup_in = dev->second.setup_in;
+      e.setup_out = dev->second.setup_out;
+    } else {
+      notes_.push_back("no set-up figures for " + d.name + ": taken as free");
     }
     entries_.push_back(std::move(e));
   }
@@ -73,12 +71,12 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
     const double interior = e.rate.seconds(std::max<std::int64_t>(rows - 2, 0));
     const double overlapped = p.compute_s + std::max(0.0, edges + e.exchange - interior);
     p.exposed_s = std::max(overlapped, e.step) - p.compute_s;
-    if (!e.setup_in.empty()) {
-      p.setup_s = e.setup_in.seconds(row_bytes_ * static_cast<double>(rows + 2));
-      p.teardown_s = e.setup_out.seconds(row_bytes_ * static_cast<double>(rows));
-    }
   } else {
     p.exposed_s = e.exchange + e.step;  // after the sweep, behind a barrier
+  }
+  if (!e.setup_in.empty()) {
+    p.setup_s = e.setup_in.seconds(row_bytes_ * static_cast<double>(rows + 2));
+    p.teardown_s = e.setup_out.seconds(row_bytes_ * static_cast<double>(rows));
   }
   p.iteration_s = p.compute_s + p.exposed_s;
   p.check_s = e.check ? e.check->seconds(rows) : 0.0;

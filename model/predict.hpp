@@ -27,8 +27,8 @@ struct DevicePrediction {
   double exposed_s = 0.0;    ///< the part of the exchange not hidden behind its interior sweep
   double iteration_s = 0.0;  ///< compute + exposed
   double check_s = 0.0;      ///< what one residual check adds
-  double setup_s = 0.0;      ///< its slab to the device (GPUs; CPU slabs are filled in place)
-  double teardown_s = 0.0;   ///< and back
+  double setup_s = 0.0;      ///< attaching its slab (allocation, first touch or the copy to a GPU)
+  double teardown_s = 0.0;   ///< detaching it (the copy back into the solution)
 };
 
 struct Prediction {

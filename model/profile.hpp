@@ -42,8 +42,8 @@ struct DeviceProfile {
   /// own loop (barriers, launches, waiting for the GPU), measured alone on a slab
   /// of 4 rows.
   std::map<std::string, double> step;
-  TransferCurve setup_in;                  ///< a GPU's slab, host to device (empty for CPUs)
-  TransferCurve setup_out;                 ///< and back
+  TransferCurve setup_in;                  ///< attaching a slab of so many bytes (all devices at once)
+  TransferCurve setup_out;                 ///< detaching it
 };
 
 struct Profile {

@@ -207,16 +207,13 @@ std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::i
 }
 
 GpuLinkSamples gpu_link_samples(int gpu, const std::vector<int>& peers, const std::vector<double>& row_sizes,
-                                const std::vector<double>& slab_sizes, int repetitions) {
+                                int repetitions) {
   const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its links";
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
-  const double largest_row = *std::max_element(row_sizes.begin(), row_sizes.end());
-  const double largest_slab = slab_sizes.empty() ? 0.0 : *std::max_element(slab_sizes.begin(), slab_sizes.end());
-  const auto row_bytes = static_cast<std::size_t>(largest_row);
-  const auto slab_bytes = static_cast<std::size_t>(std::max(largest_row, largest_slab));
-  cuda::DeviceMemory device(slab_bytes, where);
+  const auto row_bytes = static_cast<std::size_t>(*std::max_element(row_sizes.begin(), row_sizes.end()));
+  cuda::DeviceMemory device(row_bytes, where);
   cuda::PinnedMemory pinned(row_bytes, where);
-  std::vector<char> pageable(slab_bytes, 1);
+  std::vector<char> pageable(row_bytes, 1);
   cuda::Stream stream(where);
   using Clock = std::chrono::steady_clock;
   // Host-timed, as the exchange sees a copy: issue, transfer, synchronize.
@@ -239,15 +236,6 @@ GpuLinkSamples gpu_link_samples(int gpu, const std::vector<int>& peers, const st
     out.from_host.push_back({b, timed([&] {
                                HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(device.get(), pageable.data(), n, cudaMemcpyHostToDevice, stream), where);
                              })});
-  }
-  for (double b : slab_sizes) {
-    const auto n = static_cast<std::size_t>(b);
-    out.slab_in.push_back({b, timed([&] {
-                             HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(device.get(), pageable.data(), n, cudaMemcpyHostToDevice, stream), where);
-                           })});
-    out.slab_out.push_back({b, timed([&] {
-                              HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(pageable.data(), device.get(), n, cudaMemcpyDeviceToHost, stream), where);
-                            })});
   }
   for (int peer : peers) {
     std::vector<std::pair<double, double>> samples;

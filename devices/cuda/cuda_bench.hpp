@@ -63,12 +63,10 @@ std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::i
 struct GpuLinkSamples {
   std::vector<std::pair<double, double>> to_host;    ///< an edge row to pinned host memory
   std::vector<std::pair<double, double>> from_host;  ///< a ghost row from pageable host memory (a CPU slab)
-  std::vector<std::pair<double, double>> slab_in;    ///< a slab from pageable host memory (set-up)
-  std::vector<std::pair<double, double>> slab_out;   ///< and back (tear-down)
   std::vector<std::vector<std::pair<double, double>>> to_peer;  ///< a row into each GPU of `peers`
 };
 
 GpuLinkSamples gpu_link_samples(int gpu, const std::vector<int>& peers, const std::vector<double>& row_sizes,
-                                const std::vector<double>& slab_sizes, int repetitions);
+                                int repetitions);
 
 }  // namespace hetstencil

@@ -44,7 +44,7 @@ std::vector<GpuRateSample> gpu_rate_samples(int, Precision, std::int64_t, const 
   HETSTENCIL_THROW(NotCompiled, "this build of hetstencil has no CUDA support");
 }
 
-GpuLinkSamples gpu_link_samples(int, const std::vector<int>&, const std::vector<double>&, const std::vector<double>&, int) {
+GpuLinkSamples gpu_link_samples(int, const std::vector<int>&, const std::vector<double>&, int) {
   HETSTENCIL_THROW(NotCompiled, "this build of hetstencil has no CUDA support");
 }
 

@@ -84,6 +84,8 @@ Profile sample_profile() {
   cpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 16e-6}, {1024, 1024e-6}});
   cpu.checks[rate_key(Precision::Float, 1024)] = RateCurve({{16, 8e-6}, {1024, 512e-6}});
   cpu.step[rate_key(Precision::Float, 1024)] = 2e-6;
+  cpu.setup_in = {1e-6, 40e9};  // allocation and first touch
+  cpu.setup_out = {1e-6, 50e9};
   DeviceProfile gpu;
   gpu.kind = "gpu";
   gpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 10e-6}, {1024, 40e-6}});
@@ -177,6 +179,8 @@ TEST(Predict, CpuAndGpuSplit) {
   EXPECT_NEAR(small.devices[0].iteration_s, 12e-6, 1e-15);
   EXPECT_GT(small.devices[0].exposed_s, 0.0);
   EXPECT_NEAR(gpu.setup_s, 5e-6 + row * 962 / 20e9, 1e-15);
+  EXPECT_NEAR(cpu.setup_s, 1e-6 + row * 66 / 40e9, 1e-15);  // CPU slabs are set up too
+  EXPECT_NEAR(pr.setup_s, std::max(cpu.setup_s, gpu.setup_s), 1e-15);
   EXPECT_DOUBLE_EQ(pr.iteration_s, std::max(cpu.iteration_s, gpu.iteration_s));  // the pair's chain is shorter
   EXPECT_EQ(pr.checks, 11);
   EXPECT_NEAR(cpu.check_s, 32e-6, 1e-15);
