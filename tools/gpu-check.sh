@@ -104,7 +104,7 @@ if want model; then
       record "calibrate $label" "$(grep -oE 'calibrated in [0-9.]+ s' "$out/calibrate-$label.txt")"
       $bin solve "${common[@]}" --no-learn >"$out/solve-$label.txt" 2>&1
       record "planned $label" "$(grep -E '^predicted|^measured' "$out/solve-$label.txt" | sed 's/; the run.*//')"
-      $bin sweep "${common[@]}" --csv "$out/sweep-$label.csv" >"$out/sweep-$label.txt" 2>&1
+      $bin sweep "${common[@]}" --repeat 3 --csv "$out/sweep-$label.csv" >"$out/sweep-$label.txt" 2>&1
       record "sweep $label" "$(grep -E '^measured best' "$out/sweep-$label.txt")"
       record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
     done
