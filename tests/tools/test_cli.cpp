@@ -128,7 +128,8 @@ TEST(Cli, HelpExplainsEveryOption) {
   const CliRun r = run_cli("solve --help");
   EXPECT_EQ(r.exit_code, 0);
   for (const char* option : {"--nx", "--ny", "--precision", "--iters", "--tol", "--check-every", "--cpu-devices",
-                             "--threads", "--output", "--json", "--split", "--rows", "--plan", "--no-calibrate"}) {
+                             "--threads", "--output", "--json", "--split", "--rows", "--plan", "--no-calibrate",
+                             "--variant", "--alpha", "--depth"}) {
     EXPECT_NE(r.out.find(option), std::string::npos) << option;
   }
 }
