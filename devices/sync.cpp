@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "hetstencil/error.hpp"
 
@@ -22,6 +23,32 @@ bool is_aborted(const std::exception_ptr& e) {
   } catch (...) {
     return false;
   }
+}
+
+double run_on_threads(std::size_t n, const std::function<void(std::size_t)>& task,
+                      const std::function<void()>& on_failure) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> threads;
+  threads.reserve(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    threads.emplace_back([&, k] {
+      try {
+        task(k);
+      } catch (...) {
+        errors[k] = std::current_exception();
+        if (on_failure) on_failure();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::exception_ptr first;
+  for (const auto& e : errors) {
+    if (replaces(e, first)) first = e;
+  }
+  if (first) std::rethrow_exception(first);
+  return seconds;
 }
 
 int spin_limit_for(int threads, int cores) { return threads <= cores ? 20000 : 50; }

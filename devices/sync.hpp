@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 
 namespace hetstencil {
@@ -22,6 +23,13 @@ bool is_aborted(const std::exception_ptr& e);
 inline bool replaces(const std::exception_ptr& candidate, const std::exception_ptr& current) {
   return candidate && (!current || (is_aborted(current) && !is_aborted(candidate)));
 }
+
+/// Runs task(k) for k = 0..n-1, each on a thread of its own, and rethrows the
+/// first real failure (not an Aborted that it caused elsewhere). on_failure runs
+/// at once when a task throws, so that the others can stop. Returns the seconds
+/// from the first start to the last end.
+double run_on_threads(std::size_t n, const std::function<void(std::size_t)>& task,
+                      const std::function<void()>& on_failure = {});
 
 /// How long a waiter spins before it sleeps: long where every thread has a core
 /// of its own, short where threads outnumber cores.

@@ -112,14 +112,10 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
         skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(r) + " rows");
         break;
       }
-      std::vector<std::thread> threads;
-      for (std::size_t k = 0; k < devices.size(); ++k) {
-        threads.emplace_back([&, k] {
-          points[k].push_back({r, robust_time(devices[k]->sweep_samples(r, o.repetitions))});
-          checks[k].push_back({r, robust_time(devices[k]->sweep_samples(r, o.repetitions, true))});
-        });
-      }
-      for (auto& t : threads) t.join();
+      run_on_threads(devices.size(), [&](std::size_t k) {
+        points[k].push_back({r, robust_time(devices[k]->sweep_samples(r, o.repetitions))});
+        checks[k].push_back({r, robust_time(devices[k]->sweep_samples(r, o.repetitions, true))});
+      });
       last = 0.0;
       for (const auto& p : points) last = std::max(last, p.back().seconds);
       last_rows = r;
@@ -231,26 +227,14 @@ void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs
     const double row_bytes = static_cast<double>(job.row_bytes());
     for (std::int64_t rows : sizes) {
       for (int rep = 0; rep < 2; ++rep) {
-        std::vector<std::thread> threads;
-        std::vector<std::exception_ptr> errors(devices.size());
-        for (std::size_t k = 0; k < devices.size(); ++k) {
-          threads.emplace_back([&, k] {
-            try {
-              Clock::time_point begin = Clock::now();
-              devices[k]->attach(job, RowRange{1, rows});
-              in[k].push_back({row_bytes * static_cast<double>(rows + 2), since(begin)});
-              begin = Clock::now();
-              devices[k]->detach();
-              out[k].push_back({row_bytes * static_cast<double>(rows), since(begin)});
-            } catch (...) {
-              errors[k] = std::current_exception();
-            }
-          });
-        }
-        for (auto& t : threads) t.join();
-        for (const auto& e : errors) {
-          if (e) std::rethrow_exception(e);
-        }
+        run_on_threads(devices.size(), [&](std::size_t k) {
+          Clock::time_point begin = Clock::now();
+          devices[k]->attach(job, RowRange{1, rows});
+          in[k].push_back({row_bytes * static_cast<double>(rows + 2), since(begin)});
+          begin = Clock::now();
+          devices[k]->detach();
+          out[k].push_back({row_bytes * static_cast<double>(rows), since(begin)});
+        });
       }
     }
   });
@@ -282,25 +266,13 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   if (!gpus.empty()) {
     // Every GPU copies at once, as in a halo exchange: the figures are for a loaded machine.
     std::vector<GpuLinkSamples> samples(gpus.size());
-    std::vector<std::exception_ptr> errors(gpus.size());
-    std::vector<std::thread> threads;
-    for (std::size_t k = 0; k < gpus.size(); ++k) {
-      threads.emplace_back([&, k] {
-        try {
-          std::vector<int> peers;
-          for (const DeviceSpec* g : gpus) {
-            if (g != gpus[k]) peers.push_back(g->gpu);
-          }
-          samples[k] = gpu_link_samples(gpus[k]->gpu, peers, row_sizes(row_bytes), o.repetitions);
-        } catch (...) {
-          errors[k] = std::current_exception();
-        }
-      });
-    }
-    for (auto& t : threads) t.join();
-    for (const auto& e : errors) {
-      if (e) std::rethrow_exception(e);
-    }
+    run_on_threads(gpus.size(), [&](std::size_t k) {
+      std::vector<int> peers;
+      for (const DeviceSpec* g : gpus) {
+        if (g != gpus[k]) peers.push_back(g->gpu);
+      }
+      samples[k] = gpu_link_samples(gpus[k]->gpu, peers, row_sizes(row_bytes), o.repetitions);
+    });
     for (std::size_t k = 0; k < gpus.size(); ++k) {
       const std::string& g = gpus[k]->info.name;
       for (const DeviceSpec* c : cpus) {

@@ -22,35 +22,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs task(k) for every part on its own thread and rethrows the first real
-// failure (not an Aborted that it caused elsewhere). on_failure runs at once
-// when a task throws, so that the others can stop.
-double run_on_threads(std::size_t n, const std::function<void(std::size_t)>& task,
-                      const std::function<void()>& on_failure) {
-  const Clock::time_point start = Clock::now();
-  std::vector<std::exception_ptr> errors(n);
-  std::vector<std::thread> threads;
-  threads.reserve(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    threads.emplace_back([&, k] {
-      try {
-        task(k);
-      } catch (...) {
-        errors[k] = std::current_exception();
-        on_failure();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  std::exception_ptr first;
-  for (const auto& e : errors) {
-    if (replaces(e, first)) first = e;
-  }
-  if (first) std::rethrow_exception(first);
-  return seconds;
-}
-
 // Calls the watcher every few tenths of a second from a thread of its own while
 // the devices iterate; it reads the exchange's counters and never makes a
 // device wait. Stops (without a last call) when destroyed.
@@ -121,15 +92,12 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
     rows.push_back(RowRange{part.first_row, part.rows});
   }
   const std::size_t n = devices.size();
-  auto nothing = [] {};
 
   Report report;
-  report.setup_s = run_on_threads(n, [&](std::size_t k) {
-    devices[k]->attach(job, rows[k]);
-  }, nothing);
+  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); });
   report.setup_s += run_on_threads(n, [&](std::size_t k) {
     devices[k]->connect(k > 0 ? devices[k - 1] : nullptr, k + 1 < n ? devices[k + 1] : nullptr);
-  }, nothing);
+  });
   Exchange exchange(devices, rows, job, problem.h(), spins);
   spdlog::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
   {
@@ -137,7 +105,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
     report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(exchange.port(k)); },
                                     [&] { exchange.abort(); });
   }
-  report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, nothing);
+  report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); });
 
   report.nx = problem.nx;
   report.ny = problem.ny;

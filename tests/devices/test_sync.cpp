@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <thread>
 #include <vector>
 
@@ -69,6 +71,25 @@ TEST(WorkerTeam, RunsEveryWorkerAndReportsTheRealFailure) {
   // The team is still usable afterwards.
   team.run([&](int w) { seen[static_cast<std::size_t>(w)] = 0; });
   EXPECT_EQ(seen, (std::vector<int>{0, 0, 0}));
+}
+
+TEST(RunOnThreads, RunsEveryTaskAndReportsTheRealFailure) {
+  std::vector<int> seen(4, 0);
+  EXPECT_GE(run_on_threads(4, [&](std::size_t k) { seen[k] = static_cast<int>(k) + 1; }), 0.0);
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3, 4}));
+  // Task 2 fails; the others wait until on_failure releases them, then leave
+  // with an Aborted: the caller sees task 2's error.
+  std::atomic<bool> abort{false};
+  Counter never(0);
+  try {
+    run_on_threads(3, [&](std::size_t k) {
+      if (k == 2) throw std::runtime_error("task two failed");
+      never.wait_at_least(1, abort);
+    }, [&] { abort.store(true); });
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "task two failed");
+  }
 }
 
 }  // namespace
