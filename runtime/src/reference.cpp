@@ -3,6 +3,8 @@
 #include "hetstencil/reference.hpp"
 
 #include <chrono>
+#include <cstring>
+#include <variant>
 
 #include "runtime/src/dispatch.hpp"
 #include "runtime/src/residual.hpp"
@@ -89,5 +91,16 @@ template Grid<float> initial_grid<float>(const Problem&);
 template Grid<double> initial_grid<double>(const Problem&);
 template Residual residual<float>(const Problem&, const Grid<float>&);
 template Residual residual<double>(const Problem&, const Grid<double>&);
+
+bool same_bits(const Solution& a, const Solution& b) {
+  if (a.index() != b.index()) return false;
+  return std::visit(
+      [&](const auto& x) {
+        const auto& y = std::get<std::decay_t<decltype(x)>>(b);
+        return x.rows() == y.rows() && x.cols() == y.cols() &&
+               std::memcmp(x.data(), y.data(), x.values().size() * sizeof(x.values()[0])) == 0;
+      },
+      a);
+}
 
 }  // namespace hetstencil

@@ -3,9 +3,7 @@
 // (their bits are not defined). Skipped where there is no GPU.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <tuple>
-#include <variant>
 
 #include "devices/cuda/cuda_info.hpp"
 #include "devices/cuda/gpu_variants.hpp"
@@ -25,17 +23,6 @@ Problem problem(std::int64_t nx, std::int64_t ny, Precision precision, std::int6
   p.boundary = Boundary::from_function([](double x, double y) { return x - 0.5 * y; });
   p.stop.max_iterations = iterations;
   return p;
-}
-
-bool same_bits(const Solution& a, const Solution& b) {
-  return std::visit(
-      [&](const auto& x) {
-        using G = std::decay_t<decltype(x)>;
-        const auto& y = std::get<G>(b);
-        return x.values().size() == y.values().size() &&
-               std::memcmp(x.values().data(), y.values().data(), x.values().size() * sizeof(x.values()[0])) == 0;
-      },
-      a);
 }
 
 struct Size {

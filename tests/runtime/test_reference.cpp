@@ -110,5 +110,20 @@ TEST(Reference, FloatAndDoubleAgreeClosely) {
   EXPECT_GT(d.grid<double>()(9, 17), 0.25);
 }
 
+TEST(Reference, SameBitsComparesPrecisionShapeAndBits) {
+  const Problem p = small(9, 5, 20);
+  const Result a = solve_reference(p);
+  EXPECT_TRUE(same_bits(a.solution, solve_reference(p).solution));
+  Grid<double> signed_zero = a.grid<double>();
+  signed_zero(0, 0) = -signed_zero(0, 0);  // the boundary is 0: -0 equals 0 but its bits differ
+  EXPECT_FALSE(same_bits(a.solution, Solution(signed_zero)));
+  Problem taller = p;
+  taller.ny += 1;
+  EXPECT_FALSE(same_bits(a.solution, solve_reference(taller).solution));
+  Problem single = p;
+  single.precision = Precision::Float;
+  EXPECT_FALSE(same_bits(a.solution, solve_reference(single).solution));
+}
+
 }  // namespace
 }  // namespace hetstencil

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -152,14 +151,7 @@ int run_sweep(const SweepOptions& o) {
       measured.push_back(c.measured_iteration);
       pt.predicted = c.predicted_iteration;
       if (reference && r == 0) {
-        const bool same = std::visit(
-            [&](const auto& want) {
-              using G = std::decay_t<decltype(want)>;
-              const auto& got = std::get<G>(result.solution).values();
-              return got.size() == want.values().size() &&
-                     std::memcmp(got.data(), want.values().data(), got.size() * sizeof(got[0])) == 0;
-            },
-            *reference);
+        const bool same = same_bits(result.solution, *reference);
         pt.same_bits = same ? "yes" : "no";
       }
     }

@@ -4,7 +4,6 @@
 // time of a clean run of that many iterations is its time to accuracy; the
 // non-deterministic variants are run several times for the spread.
 #include <algorithm>
-#include <cstring>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -17,6 +16,7 @@
 #include "devices/cuda/gpu_variants.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/npy.hpp"
+#include "hetstencil/reference.hpp"
 #include "tools/hetstencil/plot.hpp"
 #include "tools/hetstencil/variants_bench.hpp"
 
@@ -43,16 +43,6 @@ struct Row {
   std::vector<double> error;             // per run: after the clean run
   std::string same_bits;                 // blocked: "yes"/"no" against sync after T
 };
-
-bool same_bits(const Solution& a, const Solution& b) {
-  return std::visit(
-      [&](const auto& x) {
-        using G = std::decay_t<decltype(x)>;
-        const auto& y = std::get<G>(b);
-        return std::memcmp(x.values().data(), y.values().data(), x.values().size() * sizeof(x.values()[0])) == 0;
-      },
-      a);
-}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -15,6 +15,10 @@ Result solve_reference(const Problem& problem);
 template <class T>
 Residual residual(const Problem& problem, const Grid<T>& u);
 
+/// Whether two solutions hold the same precision, shape and bits (not just
+/// equal values: -0 and +0 differ, as a bitwise-exact runtime must notice).
+bool same_bits(const Solution& a, const Solution& b);
+
 /// The initial iterate: zero inside, the boundary values on the ring.
 template <class T>
 Grid<T> initial_grid(const Problem& problem);
