@@ -69,8 +69,8 @@ int run_solve(SolveOptions o) {
   // The model: needed to plan (calibrated first when missing) and, for any
   // other split, to predict it when there is one.
   const bool planning = synchronous && !saved && o.rows.empty() && o.split.empty();
-  const MachineModel model = machine_model(o.machine, p, planning && o.calibrate, o.budget);
   Runtime runtime(o.machine);
+  const MachineModel model = machine_model(runtime, o.machine, p, planning && o.calibrate, o.budget);
   const auto& devices = runtime.devices();
   std::vector<std::string> names;
   for (const auto& d : devices) names.push_back(d.name);

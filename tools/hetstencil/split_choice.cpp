@@ -23,19 +23,15 @@ bool covers(const Profile& profile, const std::vector<DeviceInfo>& devices, Prec
   });
 }
 
-MachineModel machine_model(const RuntimeOptions& machine, const Problem& problem, bool calibrate_missing,
-                           double budget_s) {
+MachineModel machine_model(const Runtime& runtime, const RuntimeOptions& machine, const Problem& problem,
+                           bool calibrate_missing, double budget_s) {
   MachineModel m;
-  const Topology t = load_topology(machine.topology);
+  const Topology& t = runtime.topology();
   if (!t.this_machine) return m;
   const Fingerprint here = fingerprint_of(t);
   m.path = default_profile_path(here.host);
   m.profile = load_profile(m.path, &here);
-  const auto specs = map_devices(
-      t, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, cuda_compiled()});
-  std::vector<DeviceInfo> devices;
-  for (const auto& s : specs) devices.push_back(s.info);
-  if (!calibrate_missing || (m.profile && covers(*m.profile, devices, problem.precision, problem.nx))) return m;
+  if (!calibrate_missing || (m.profile && covers(*m.profile, runtime.devices(), problem.precision, problem.nx))) return m;
 
   // The model is measured at the problem's own width: a curve scaled from
   // another width misses how rows fill a GPU and how a slab fits a cache.
@@ -46,6 +42,10 @@ MachineModel machine_model(const RuntimeOptions& machine, const Problem& problem
   c.precisions = {problem.precision};
   c.nx = problem.nx;
   c.budget_s = budget_s;
+  // Calibration makes devices of its own, as the runtime maps them; the
+  // runtime's own wait idle meanwhile.
+  const auto specs = map_devices(
+      t, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, cuda_compiled()});
   const Calibration cal = calibrate(t, specs, c, m.profile.value_or(Profile{}));
   save_profile(m.path, cal.profile);
   fmt::print(stderr, "hetstencil: calibrated in {:.2f} s (hetstencil profile show prints it)\n", cal.seconds);

@@ -20,12 +20,14 @@ struct MachineModel {
   std::string path;
 };
 
-/// The profile of this machine when every device of `machine` has a rate curve
-/// for the problem's precision and width in it. Otherwise, with `calibrate`, it
-/// calibrates those (saying so on stderr, and how long it took) and saves the
+/// The profile of this machine when every device of the runtime has a rate
+/// curve for the problem's precision and width in it. Otherwise, with
+/// `calibrate`, it calibrates those devices (mapped from `machine`, as the
+/// runtime's are; saying so on stderr, and how long it took) and saves the
 /// profile; without, it returns what there is (possibly nothing). A described
 /// machine (--topology/--synthetic) has no profile here.
-MachineModel machine_model(const RuntimeOptions& machine, const Problem& problem, bool calibrate, double budget_s);
+MachineModel machine_model(const Runtime& runtime, const RuntimeOptions& machine, const Problem& problem,
+                           bool calibrate, double budget_s);
 
 /// Whether the profile has this precision's curve at exactly this width for every device.
 bool covers(const Profile& profile, const std::vector<DeviceInfo>& devices, Precision precision, std::int64_t nx);

@@ -80,8 +80,8 @@ int run_sweep(const SweepOptions& o) {
   check_writable(o.csv);
   check_writable(plot);
 
-  const MachineModel model = machine_model(o.machine, p, o.calibrate, o.budget);
   Runtime runtime(o.machine);
+  const MachineModel model = machine_model(runtime, o.machine, p, o.calibrate, o.budget);
   const auto& devices = runtime.devices();
   if (devices.size() < 2) HETSTENCIL_THROW(InvalidArgument, "a sweep needs two devices or more (see --devices)");
   std::vector<std::string> names;
@@ -142,11 +142,11 @@ int run_sweep(const SweepOptions& o) {
     Point& pt = points[k];
     pt.share = static_cast<double>(pt.rows[v]) / static_cast<double>(p.ny);
     const Plan plan = plan_of(names, pt.rows, devices);
+    const std::optional<Prediction> prediction =
+        model.profile ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
     std::vector<double> measured;
     for (int r = 0; r < o.repeat; ++r) {
       const Result result = runtime.solve(p, plan);
-      const std::optional<Prediction> prediction =
-          model.profile ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
       const RunComparison c = compare(result.report, prediction, p.stop);
       measured.push_back(c.measured_iteration);
       pt.predicted = c.predicted_iteration;
