@@ -4,7 +4,6 @@
 // the model's own split is marked against the best one measured.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <optional>

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,9 +34,8 @@ struct VariantsOptions {
   std::string plot;  // "": the CSV's name with .png
 };
 
+// One variant's runs at one size.
 struct Row {
-  std::int64_t n = 0;
-  VariantChoice choice;
   std::vector<std::int64_t> iterations;  // per run: to reach sync's accuracy (0: not reached)
   std::vector<double> seconds;           // per run: a clean run of that many
   std::vector<double> error;             // per run: after the clean run
@@ -86,8 +84,6 @@ int run_variants(const VariantsOptions& o) {
     csv << fmt::format("{},sync,0,0,{},1,{:.6f},1,1,{:.6e},\n", n, T, sync_s, target);
     for (const VariantChoice& c : choices) {
       Row row;
-      row.n = n;
-      row.choice = c;
       const int runs = deterministic(c.variant) ? 1 : o.runs;
       // Steps of a fiftieth of T, whole passes: the iterations found are within a step.
       const std::int64_t step = std::max<std::int64_t>(c.param, (T / 50 + c.param - 1) / c.param * c.param);
