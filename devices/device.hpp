@@ -1,10 +1,12 @@
 // The Device interface: one CPU socket or one GPU that owns a slab of rows.
 //
-// A device owns interior rows [first, first + count) of the grid plus one ghost row
-// above and one below. It runs the iterations itself (its own threads, its own
-// overlap of exchange and compute) and talks to its neighbours only through a
-// HaloPort. Devices never see each other's type: the algorithm is the same for a
-// CPU socket and a GPU.
+// A device owns interior rows [first, first + count) of the grid plus ghost rows
+// above and below: one each for a sync solve; K on a side with a neighbour for
+// a blocked one, which sweeps K times between exchanges (the ghost zone shrinks
+// by a row a sweep, so the owned rows stay exact) and trades K rows at a time.
+// It runs the iterations itself (its own threads, its own overlap of exchange
+// and compute) and talks to its neighbours only through a HaloPort. Devices
+// never see each other's type: the algorithm is the same for a CPU socket and a GPU.
 #pragma once
 
 #include <cstdint>
@@ -46,6 +48,23 @@ struct StencilJob {
 
   std::int64_t cols() const { return nx + 2; }
   std::size_t row_bytes() const { return static_cast<std::size_t>(cols()) * value_bytes(precision); }
+  /// Ghost rows on a side with a neighbour, and the sweeps between exchanges.
+  int halo_depth() const { return variant.variant == Variant::Blocked ? variant.param : 1; }
+  /// Where the round of sweeps from iterate t ends: halo_depth() sweeps later,
+  /// or sooner at a residual check (rounds never step over one).
+  std::int64_t round_end(std::int64_t t) const { return std::min(t + halo_depth(), stop.next_check(t)); }
+  /// Ghost rows above (Top) or below a slab of these rows: halo_depth() where a
+  /// neighbour owns them, the one boundary row at the grid's edge.
+  std::int64_t ghost_rows(Side side, RowRange rows) const {
+    const bool edge = side == Side::Top ? rows.first == 1 : rows.end() == ny + 1;
+    return edge ? 1 : halo_depth();
+  }
+};
+
+/// halo_depth() rows of a slab in grid order, `pitch` bytes apart.
+struct EdgeRows {
+  const void* data = nullptr;
+  std::size_t pitch = 0;
 };
 
 /// Per-device timings of the last run.
@@ -73,15 +92,15 @@ class Device {
   /// Copies the owned rows of the final iterate into job.result; frees the slab.
   virtual void detach() = 0;
 
-  /// Host-visible first (Top) or last (Bottom) owned row of iterate t, columns
-  /// 0..nx+1. Valid once the device has published t, until its neighbours have
-  /// published t + 1.
-  virtual const void* edge_row(Side side, std::int64_t t) const = 0;
+  /// Host-visible first (Top) or last (Bottom) halo_depth() owned rows of
+  /// iterate t, columns 0..nx+1. Valid once the device has published t, until
+  /// its neighbours have published the end of the next round.
+  virtual EdgeRows edge_rows(Side side, std::int64_t t) const = 0;
 
   /// The CUDA device index of a GPU device, -1 for others.
   virtual int cuda_device() const { return -1; }
-  /// For a GPU device: the same edge row in GPU memory (for peer copies).
-  virtual const void* device_edge_row(Side /*side*/, std::int64_t /*t*/) const { return nullptr; }
+  /// For a GPU device: the same edge rows in GPU memory (for peer copies).
+  virtual EdgeRows device_edge_rows(Side /*side*/, std::int64_t /*t*/) const { return {}; }
 
   virtual DeviceTimes times() const = 0;
 };

@@ -25,9 +25,9 @@ void HaloPort::wait_neighbours(std::int64_t t) {
   }
 }
 
-const void* HaloPort::neighbour_edge(Side side, std::int64_t t) const {
+EdgeRows HaloPort::neighbour_edge(Side side, std::int64_t t) const {
   const std::size_t k = side == Side::Top ? index_ - 1 : index_ + 1;
-  return exchange_->devices_[k]->edge_row(opposite(side), t);
+  return exchange_->devices_[k]->edge_rows(opposite(side), t);
 }
 
 void HaloPort::publish(std::int64_t t) { exchange_->published_[index_]->advance_to(t); }

@@ -1,12 +1,13 @@
 // How devices of one solve talk: ghost rows between neighbours, and the residual
 // checks that all devices take part in.
 //
-// Protocol (pull): after computing iterate t a device publishes t; before it
-// computes iterate t + 1 it waits until its two neighbours have published t and
+// Protocol (pull): a device sweeps a round (one iteration, or K for a blocked
+// solve; see StencilJob::round_end) and publishes the iterate t it reached;
+// before its next round it waits until its two neighbours have published t and
 // copies their facing edge rows into its ghost rows. A device therefore waits
-// only for its neighbours, never for everyone, and a neighbour's edge row of
-// iterate t is read before that neighbour can overwrite it (it must first see
-// our t + 1). Only residual checks, every k iterations, join all devices.
+// only for its neighbours, never for everyone, and a neighbour's edge rows of
+// iterate t are read before that neighbour can overwrite them (it must first
+// see the end of our next round). Only residual checks join all devices.
 #pragma once
 
 #include <atomic>
@@ -36,8 +37,8 @@ class HaloPort {
   const Device* neighbour(Side side) const;
   /// Returns once every neighbour has published iterate t.
   void wait_neighbours(std::int64_t t);
-  /// The edge row, facing us, of the neighbour on `side` for iterate t (host memory).
-  const void* neighbour_edge(Side side, std::int64_t t) const;
+  /// The edge rows, facing us, of the neighbour on `side` for iterate t (host memory).
+  EdgeRows neighbour_edge(Side side, std::int64_t t) const;
   /// Iterate t of this device's rows is complete.
   void publish(std::int64_t t);
   /// Collective over all devices at iterate t: this device's squared-residual row

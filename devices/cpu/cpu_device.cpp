@@ -32,25 +32,33 @@ CpuDevice::CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus,
   info_.threads = team_.size();
 }
 
-Block CpuDevice::worker_rows(int worker, std::int64_t count) const {
-  const Block b = even_block(count < 0 ? rows_.count : count, team_.size(), worker);
-  return {b.begin + 1, b.end + 1};  // slab row 0 is the upper ghost row
+Block CpuDevice::worker_rows(int worker, std::int64_t begin, std::int64_t end) const {
+  const Block b = even_block(end - begin, team_.size(), worker);
+  return {b.begin + begin, b.end + begin};
 }
 
 template <class T>
 T* CpuDevice::row(int buffer, std::int64_t r) const {
-  return static_cast<T*>(buffers_[buffer].data()) + r * pitch_;
+  return static_cast<T*>(buffers_[buffer].data()) + (r + ghosts_[0] - 1) * pitch_;
 }
 
 void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   if (rows.count < 1) HETSTENCIL_THROW(InvalidArgument, info_.name + ": a device needs at least one row");
   job_ = &job;
   rows_ = rows;
+  for (Side side : {Side::Top, Side::Bottom}) ghosts_[static_cast<int>(side)] = job.ghost_rows(side, rows);
   const std::size_t bytes_per_value = value_bytes(job.precision);
   const std::int64_t values_per_line = 64 / static_cast<std::int64_t>(bytes_per_value);
   pitch_ = (job.cols() + values_per_line - 1) / values_per_line * values_per_line;
-  const std::size_t bytes = static_cast<std::size_t>((rows.count + 2) * pitch_) * bytes_per_value;
+  const std::size_t bytes =
+      static_cast<std::size_t>((ghosts_[0] + rows.count + ghosts_[1]) * pitch_) * bytes_per_value;
   for (auto& b : buffers_) b = NumaBuffer(bytes, info_.numa_node, info_.name);
+  const std::size_t staged = job.halo_depth() > 1 ? 2 * static_cast<std::size_t>(job.halo_depth()) * job.row_bytes() : 0;
+  for (int slot = 0; slot < 2; ++slot) {
+    staged_[slot].assign(staged, 0);
+    staged_t_[slot] = -1;
+  }
+  next_slot_ = 0;
   row_sums_.assign(static_cast<std::size_t>(rows.count), 0.0);
   worker_max_.assign(static_cast<std::size_t>(team_.size()), 0.0);
   final_t_ = 0;
@@ -66,9 +74,9 @@ void CpuDevice::attach(const StencilJob& job, RowRange rows) {
 // the ghost rows.
 template <class T>
 void CpuDevice::attach_rows(int worker) {
-  Block b = worker_rows(worker);
-  if (worker == 0) b.begin = 0;
-  if (worker == team_.size() - 1) b.end = rows_.count + 2;
+  Block b = worker_rows(worker, 1, rows_.count + 1);
+  if (worker == 0) b.begin = 1 - ghosts_[0];
+  if (worker == team_.size() - 1) b.end = rows_.count + ghosts_[1] + 1;
   const T* initial = static_cast<const T*>(job_->initial);
   for (std::int64_t r = b.begin; r < b.end; ++r) {
     const T* src = initial + (rows_.first - 1 + r) * job_->cols();
@@ -91,9 +99,9 @@ bool CpuDevice::streaming_stores(std::int64_t rows) const {
 }
 
 template <class T>
-void CpuDevice::sweep_rows(int worker, int from, std::int64_t count) {
-  const Block b = worker_rows(worker, count);
-  const bool streaming = streaming_stores(count);
+void CpuDevice::sweep_rows(int worker, int from, std::int64_t begin, std::int64_t end) {
+  const Block b = worker_rows(worker, begin, end);
+  const bool streaming = streaming_stores(end - begin);
   const T* h2f = static_cast<const T*>(job_->h2f);
   const auto sweep = streaming ? jacobi_row_streaming<T> : jacobi_row<T>;
   for (std::int64_t r = b.begin; r < b.end; ++r) {
@@ -107,7 +115,7 @@ void CpuDevice::sweep_rows(int worker, int from, std::int64_t count) {
 // A worker's rows' residual sums into row_sums_, its largest |rho| into worker_max_.
 template <class T>
 void CpuDevice::residual_rows(int worker, int current, std::int64_t count) {
-  const Block b = worker_rows(worker, count);
+  const Block b = worker_rows(worker, 1, count + 1);
   const T* h2f = static_cast<const T*>(job_->h2f);
   double max_abs = 0.0;
   for (std::int64_t r = b.begin; r < b.end; ++r) {
@@ -123,7 +131,7 @@ void CpuDevice::residual_rows(int worker, int current, std::int64_t count) {
 
 template <class T>
 void CpuDevice::copy_rows(int worker, int from) {
-  const Block b = worker_rows(worker);
+  const Block b = worker_rows(worker, 1, rows_.count + 1);
   const bool streaming = streaming_stores();
   const auto copy = streaming ? copy_row_streaming<T> : copy_row<T>;
   for (std::int64_t r = b.begin; r < b.end; ++r) copy(row<T>(from, r), row<T>(1 - from, r), job_->nx);
@@ -132,12 +140,15 @@ void CpuDevice::copy_rows(int worker, int from) {
 
 // One body per worker. Worker 0 leads: it times the phases, exchanges ghost rows
 // with the neighbouring devices and joins the residual checks; the barriers keep
-// the other workers from running ahead of it.
+// the other workers from running ahead of it. A round's sweeps cover the ghost
+// rows but the outermost ones (a sync solve's round: the owned rows, once).
 template <class T>
 void CpuDevice::run_iterations(int worker, HaloPort& port) {
   const bool leader = worker == 0;
   const Clock::time_point start = Clock::now();
-  for (std::int64_t t = 0;; ++t) {
+  const std::int64_t swept_begin = 2 - ghosts_[0];
+  const std::int64_t swept_end = rows_.count + ghosts_[1];
+  for (std::int64_t t = 0;;) {
     const int current = static_cast<int>(t % 2);
     if (job_->stop.checks_at(t)) {
       const Clock::time_point begin = Clock::now();
@@ -153,25 +164,49 @@ void CpuDevice::run_iterations(int worker, HaloPort& port) {
       if (stop_) break;
     }
     const Clock::time_point sweep_begin = Clock::now();
-    sweep_rows<T>(worker, current, rows_.count);
-    team_.sync();
+    for (const std::int64_t end = job_->round_end(t); t < end; ++t) {
+      sweep_rows<T>(worker, static_cast<int>(t % 2), swept_begin, swept_end);
+      team_.sync();
+    }
     if (leader) {
       const Clock::time_point exchange_begin = Clock::now();
       times_.compute_s += std::chrono::duration<double>(exchange_begin - sweep_begin).count();
-      const int next = 1 - current;
-      port.publish(t + 1);
-      port.wait_neighbours(t + 1);
-      if (port.has_neighbour(Side::Top)) {
-        std::memcpy(row<T>(next, 0), port.neighbour_edge(Side::Top, t + 1), job_->row_bytes());
-      }
-      if (port.has_neighbour(Side::Bottom)) {
-        std::memcpy(row<T>(next, rows_.count + 1), port.neighbour_edge(Side::Bottom, t + 1), job_->row_bytes());
-      }
+      exchange<T>(port, t);
       times_.exchange_s += seconds_since(exchange_begin);
     }
     team_.sync();
   }
   if (leader) times_.total_s = seconds_since(start);
+}
+
+template <class T>
+void CpuDevice::exchange(HaloPort& port, std::int64_t t) {
+  const std::int64_t depth = job_->halo_depth();
+  const int buffer = static_cast<int>(t % 2);
+  if (depth > 1) {
+    // Staged before publishing: the neighbours read the slot, not the buffers.
+    unsigned char* slot = staged_[next_slot_].data();
+    for (Side side : {Side::Top, Side::Bottom}) {
+      const std::int64_t first = side == Side::Top ? 1 : rows_.count - depth + 1;
+      for (std::int64_t i = 0; i < depth; ++i) {
+        std::memcpy(slot + static_cast<std::size_t>(static_cast<int>(side) * depth + i) * job_->row_bytes(),
+                    row<T>(buffer, first + i), job_->row_bytes());
+      }
+    }
+    staged_t_[next_slot_] = t;
+    next_slot_ = 1 - next_slot_;
+  }
+  port.publish(t);
+  port.wait_neighbours(t);
+  for (Side side : {Side::Top, Side::Bottom}) {
+    if (!port.has_neighbour(side)) continue;
+    const EdgeRows edge = port.neighbour_edge(side, t);
+    const std::int64_t first = side == Side::Top ? 1 - depth : rows_.count + 1;
+    for (std::int64_t i = 0; i < depth; ++i) {
+      std::memcpy(row<T>(buffer, first + i), static_cast<const unsigned char*>(edge.data) + i * edge.pitch,
+                  job_->row_bytes());
+    }
+  }
 }
 
 void CpuDevice::run(HaloPort& port) {
@@ -182,15 +217,27 @@ void CpuDevice::run(HaloPort& port) {
   });
 }
 
-const void* CpuDevice::edge_row(Side side, std::int64_t t) const {
-  const std::int64_t r = side == Side::Top ? 1 : rows_.count;
-  return static_cast<const char*>(buffers_[t % 2].data()) +
-         static_cast<std::size_t>(r * pitch_) * value_bytes(job_->precision);
+// One row a round: iterate t stays in its buffer until the neighbours have
+// taken it (we overwrite it only in the round after their next). Deeper: the slot.
+EdgeRows CpuDevice::edge_rows(Side side, std::int64_t t) const {
+  const std::int64_t depth = job_->halo_depth();
+  if (depth == 1) {
+    const std::int64_t r = side == Side::Top ? 1 : rows_.count;
+    return {static_cast<const char*>(buffers_[t % 2].data()) +
+                static_cast<std::size_t>((r + ghosts_[0] - 1) * pitch_) * value_bytes(job_->precision),
+            static_cast<std::size_t>(pitch_) * value_bytes(job_->precision)};
+  }
+  const int slot = staged_t_[0] == t ? 0 : 1;
+  if (staged_t_[slot] != t) {
+    HETSTENCIL_THROW(Error, info_.name + ": no edge rows of iterate " + std::to_string(t) + " are staged");
+  }
+  return {staged_[slot].data() + static_cast<std::size_t>(static_cast<int>(side) * depth) * job_->row_bytes(),
+          job_->row_bytes()};
 }
 
 template <class T>
 void CpuDevice::detach_rows(int worker) {
-  const Block b = worker_rows(worker);
+  const Block b = worker_rows(worker, 1, rows_.count + 1);
   T* result = static_cast<T*>(job_->result);
   const int final_buffer = static_cast<int>(final_t_ % 2);
   for (std::int64_t r = b.begin; r < b.end; ++r) {
@@ -218,7 +265,7 @@ CpuDevice::SweepVsCopy CpuDevice::bench(int repetitions) {
           team_.sync();
           const Clock::time_point begin = Clock::now();
           if (kind == 0) {
-            sweep_rows<T>(w, 0, rows_.count);
+            sweep_rows<T>(w, 0, 1, rows_.count + 1);
           } else {
             copy_rows<T>(w, 0);
           }
@@ -247,7 +294,7 @@ std::vector<double> CpuDevice::sweep_samples(std::int64_t rows, int repetitions,
         if (residual) {
           residual_rows<T>(w, from, rows);
         } else {
-          sweep_rows<T>(w, from, rows);
+          sweep_rows<T>(w, from, 1, rows + 1);
         }
         team_.sync();
         if (w == 0 && rep >= 0) samples.push_back(seconds_since(begin));

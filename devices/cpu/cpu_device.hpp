@@ -3,6 +3,7 @@
 // the slab's rows, a barrier inside the socket between iterations.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <vector>
 
@@ -23,7 +24,7 @@ class CpuDevice final : public Device {
   void attach(const StencilJob& job, RowRange rows) override;
   void run(HaloPort& port) override;
   void detach() override;
-  const void* edge_row(Side side, std::int64_t t) const override;
+  EdgeRows edge_rows(Side side, std::int64_t t) const override;
   DeviceTimes times() const override { return times_; }
 
   /// Median seconds of one sweep over the attached slab, and of a plain copy of
@@ -43,29 +44,43 @@ class CpuDevice final : public Device {
   bool streaming_stores(std::int64_t rows = -1) const;
 
  private:
+  /// Row r of a buffer, numbered as owned rows: 1..count are owned, 0 and
+  /// below the ghost rows above, count + 1 and on those below.
   template <class T>
   T* row(int buffer, std::int64_t r) const;
   template <class T>
   void attach_rows(int worker);
+  /// Sweeps rows [begin, end) of buffer `from` into the other buffer.
   template <class T>
-  void sweep_rows(int worker, int from, std::int64_t count);
+  void sweep_rows(int worker, int from, std::int64_t begin, std::int64_t end);
   template <class T>
   void residual_rows(int worker, int current, std::int64_t count);
   template <class T>
   void copy_rows(int worker, int from);
   template <class T>
   void run_iterations(int worker, HaloPort& port);
+  /// The leader's part of a round's end at iterate t: publish our edges, take
+  /// the neighbours' into our ghost rows.
+  template <class T>
+  void exchange(HaloPort& port, std::int64_t t);
   template <class T>
   void detach_rows(int worker);
-  /// A worker's share of slab rows 1..count (all the owned rows by default).
-  Block worker_rows(int worker, std::int64_t count = -1) const;
+  /// A worker's share of rows [begin, end).
+  Block worker_rows(int worker, std::int64_t begin, std::int64_t end) const;
 
   DeviceInfo info_;
   WorkerTeam team_;
   const StencilJob* job_ = nullptr;
   RowRange rows_;
+  std::int64_t ghosts_[2] = {1, 1};  // ghost rows above and below
   std::int64_t pitch_ = 0;  // values per slab row: nx + 2 rounded up to 64 bytes
   NumaBuffer buffers_[2];   // iterate t lives in buffers_[t % 2]
+  // With deep halos a round overwrites both buffers, so the edges a round ends
+  // with are copied aside for the neighbours: two slots, used in turn, each
+  // [side][depth] rows of cols() values, and the iterate each slot holds.
+  std::vector<unsigned char> staged_[2];
+  std::atomic<std::int64_t> staged_t_[2] = {-1, -1};  // read by the neighbours' threads
+  int next_slot_ = 0;
   std::int64_t final_t_ = 0;
   std::vector<double> row_sums_;
   std::vector<double> worker_max_;

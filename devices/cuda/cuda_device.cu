@@ -1,6 +1,7 @@
 #include "devices/cuda/cuda_device.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <utility>
@@ -107,13 +108,18 @@ class CudaDevice final : public Device {
     release();
   }
 
-  const void* edge_row(Side side, std::int64_t t) const override {
-    return host_edges_.get<char>() +
-           static_cast<std::size_t>(2 * buffer_of(t) + static_cast<int>(side)) * job_->row_bytes();
+  // By the buffer iterate t lives in (a sync solve's t % buffers, a blocked
+  // one's buffer of its round), which the neighbours empty before we refill it.
+  EdgeRows edge_rows(Side side, std::int64_t t) const override {
+    const std::size_t depth = static_cast<std::size_t>(job_->halo_depth());
+    return {host_edges_.get<char>() +
+                static_cast<std::size_t>(2 * buffer_of(t) + static_cast<int>(side)) * depth * job_->row_bytes(),
+            job_->row_bytes()};
   }
 
-  const void* device_edge_row(Side side, std::int64_t t) const override {
-    return slab_row(buffer_of(t), side == Side::Top ? 1 : rows_.count);
+  EdgeRows device_edge_rows(Side side, std::int64_t t) const override {
+    return {slab_row(buffer_of(t), side == Side::Top ? 1 : rows_.count - job_->halo_depth() + 1),
+            static_cast<std::size_t>(layout_.pitch) * value_bytes(job_->precision)};
   }
 
  private:
@@ -122,13 +128,24 @@ class CudaDevice final : public Device {
   }
   void use(const std::string& doing) const { HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu_), context(doing)); }
 
-  // Iterate t lives in buffers_[t % buffer_count_].
-  int buffer_of(std::int64_t t) const { return static_cast<int>(t % buffer_count_); }
+  // Iterate t lives in buffers_[t % buffer_count_]; a tile variant's in the
+  // buffer a pass wrote it to (the neighbours ask from their own threads).
+  int buffer_of(std::int64_t t) const {
+    if (job_->variant.variant == Variant::Sync) return static_cast<int>(t % buffer_count_);
+    return held_[0].load() == t ? 0 : 1;
+  }
 
-  // Column 0 of slab row r in buffer b.
+  // Column 0 of row r in buffer b, numbered as owned rows: 1..count are owned,
+  // 0 and below the ghost rows above, count + 1 and on those below.
   char* slab_row(int b, std::int64_t r) const {
     return buffers_[b].get<char>() +
-           static_cast<std::size_t>(r * layout_.pitch + layout_.offset) * value_bytes(job_->precision);
+           static_cast<std::size_t>((r + ghosts_[0] - 1) * layout_.pitch + layout_.offset) * value_bytes(job_->precision);
+  }
+  // Buffer b (or the right-hand side) from its owned rows' upper ghost row on,
+  // as the sync kernels index it.
+  template <class T>
+  T* owned(T* base) const {
+    return base ? base + (ghosts_[0] - 1) * layout_.pitch : nullptr;
   }
 
   void release() {
@@ -146,8 +163,10 @@ class CudaDevice final : public Device {
     use("attaching its slab");
     layout_ = cuda::make_layout<T>(job_->nx);
     buffer_count_ = job_->stop.uses_tolerance() && job_->stop.check_every <= kLookaheadChecks ? 3 : 2;
+    for (Side side : {Side::Top, Side::Bottom}) ghosts_[static_cast<int>(side)] = job_->ghost_rows(side, rows_);
     const std::int64_t n = rows_.count;
-    const std::size_t slab = static_cast<std::size_t>((n + 2) * layout_.pitch) * sizeof(T);
+    const std::int64_t slab_rows = ghosts_[0] + n + ghosts_[1];
+    const std::size_t slab = static_cast<std::size_t>(slab_rows * layout_.pitch) * sizeof(T);
     const std::size_t sums = static_cast<std::size_t>(n * layout_.segments) * sizeof(double);
     const std::size_t needed = static_cast<std::size_t>(buffer_count_) * slab + (job_->h2f ? slab : 0) + 2 * sums +
                                2 * static_cast<std::size_t>(n) * sizeof(double);
@@ -158,18 +177,19 @@ class CudaDevice final : public Device {
                                       std::to_string(job_->nx) + " need " + std::to_string(gib(needed)) +
                                       " GiB of GPU memory, " + std::to_string(gib(free_bytes)) + " GiB are free"));
     }
-    // Rows first-1 .. first+count: the owned rows and both ghost rows.
+    // The owned rows and the ghost rows around them.
     const std::size_t row_bytes = job_->row_bytes();
     const std::size_t pitch_bytes = static_cast<std::size_t>(layout_.pitch) * sizeof(T);
     const auto rows_from = [&](const void* grid) {
-      return static_cast<const char*>(grid) + static_cast<std::size_t>((rows_.first - 1) * job_->cols()) * sizeof(T);
+      return static_cast<const char*>(grid) +
+             static_cast<std::size_t>((rows_.first - ghosts_[0]) * job_->cols()) * sizeof(T);
     };
     for (int b = 0; b < buffer_count_; ++b) {
       buffers_[b] = cuda::DeviceMemory(slab, context("allocating its slab"));
       HETSTENCIL_CUDA_CHECK(cudaMemset(buffers_[b].get(), 0, slab), context("clearing its slab"));
     }
-    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(slab_row(0, 0), pitch_bytes, rows_from(job_->initial), row_bytes, row_bytes,
-                                       static_cast<std::size_t>(n + 2), cudaMemcpyHostToDevice),
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(slab_row(0, 1 - ghosts_[0]), pitch_bytes, rows_from(job_->initial), row_bytes,
+                                       row_bytes, static_cast<std::size_t>(slab_rows), cudaMemcpyHostToDevice),
                           context("copying its rows to the GPU"));
     for (int b = 1; b < buffer_count_; ++b) {
       HETSTENCIL_CUDA_CHECK(cudaMemcpy(buffers_[b].get(), buffers_[0].get(), slab, cudaMemcpyDeviceToDevice),
@@ -180,13 +200,13 @@ class CudaDevice final : public Device {
       HETSTENCIL_CUDA_CHECK(cudaMemset(h2f_.get(), 0, slab), context("clearing the right-hand side"));
       char* dst = h2f_.get<char>() + static_cast<std::size_t>(layout_.offset) * sizeof(T);
       HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, pitch_bytes, rows_from(job_->h2f), row_bytes, row_bytes,
-                                         static_cast<std::size_t>(n + 2), cudaMemcpyHostToDevice),
+                                         static_cast<std::size_t>(slab_rows), cudaMemcpyHostToDevice),
                             context("copying the right-hand side to the GPU"));
     }
     segment_sums_ = cuda::DeviceMemory(sums, context("allocating the residual sums"));
     segment_max_ = cuda::DeviceMemory(sums, context("allocating the residual maxima"));
     row_stats_ = cuda::DeviceMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating the row sums"));
-    host_edges_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(buffer_count_) * row_bytes,
+    host_edges_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(buffer_count_ * job_->halo_depth()) * row_bytes,
                                      context("allocating pinned edge rows"));
     host_row_stats_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(n) * sizeof(double),
                                          context("allocating pinned row sums"));
@@ -206,6 +226,8 @@ class CudaDevice final : public Device {
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing its set-up"));
     final_t_ = 0;
     final_buffer_ = 0;
+    held_[0] = 0;
+    held_[1] = -1;
     times_ = {};
   }
 
@@ -236,14 +258,14 @@ class CudaDevice final : public Device {
   // residual of iterate t on the way when `residual`.
   template <class T>
   void sweep(std::int64_t t, std::int64_t begin, std::int64_t end, bool residual, cudaStream_t stream) {
-    const T* u = buffers_[buffer_of(t)].get<T>();
-    T* v = buffers_[buffer_of(t + 1)].get<T>();
+    const T* u = owned(buffers_[buffer_of(t)].get<T>());
+    T* v = owned(buffers_[buffer_of(t + 1)].get<T>());
     const auto a = args(begin, end);
     if (residual) {
       clear_maxima(begin, end, stream);
-      cuda::launch_sweep<T, true, true>(u, v, h2f_.get<T>(), a, stream);
+      cuda::launch_sweep<T, true, true>(u, v, owned(h2f_.get<T>()), a, stream);
     } else {
-      cuda::launch_sweep<T, true, false>(u, v, h2f_.get<T>(), a, stream);
+      cuda::launch_sweep<T, true, false>(u, v, owned(h2f_.get<T>()), a, stream);
     }
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching a sweep"));
   }
@@ -300,40 +322,34 @@ class CudaDevice final : public Device {
     times_.compute_s += elapsed(interior_start_[buffer_of(t)], interior_done_[buffer_of(t)]) * n / (n - 2.0);
   }
 
-  // Per step t -> t + 1: the edge rows first, on a high-priority stream, so that
-  // they travel to the neighbours while the interior is computed; then the
-  // neighbours' edge rows of iterate t + 1 are pulled into our ghost rows. When
-  // iterate t is checked, the residual folds into the same sweeps; with three
-  // buffers the interior of step t + 1 is queued before the check is agreed on,
-  // and iterate t survives in its buffer should the solve stop there.
-  // The next iterate whose residual is checked after t.
-  std::int64_t next_check(std::int64_t t) const {
-    const StopRule& stop = job_->stop;
-    if (!stop.uses_tolerance()) return stop.max_iterations;
-    return std::min(stop.max_iterations, (t / stop.check_every + 1) * stop.check_every);
-  }
-
-  // A tile variant on this GPU alone (the executor allows no neighbours): passes
-  // of the variant between the checks, each check a residual sweep of the
-  // iterate in hand. Compute time is the passes' GPU time.
+  // A tile variant: passes between the checks, each check a residual sweep of
+  // the iterate in hand. Alone, all passes up to a check are queued at once;
+  // with neighbours (blocked only), a round is one pass of K sweeps over the
+  // slab and its K-deep ghost zones, then an exchange of K rows a side.
+  // Compute time is the passes' GPU time.
   template <class T>
   void run_variant(HaloPort& port) {
     const Clock::time_point start = Clock::now();
     const VariantChoice& c = job_->variant;
     const std::int64_t n = rows_.count;
+    const bool alone = !port.has_neighbour(Side::Top) && !port.has_neighbour(Side::Bottom);
     const int limit = cuda::allow_tile_shared_memory<T>(gpu_, context("allowing the tile kernels their shared memory"));
-    const cuda::SweepArgs whole = args(1, n + 1);
+    // The tile kernels see the slab as a grid whose boundary is its outermost rows.
     cuda::TileArgs tiles;
     tiles.layout = layout_;
-    tiles.ny = n;
-    tiles.spike_row = whole.spike_row;
-    tiles.spike_col = whole.spike_col;
+    tiles.ny = ghosts_[0] + n + ghosts_[1] - 2;
+    const std::int64_t local_spike = job_->spike_row - (rows_.first - ghosts_[0]);
+    if (job_->spike_row >= 0 && local_spike >= 1 && local_spike <= tiles.ny) {
+      tiles.spike_row = local_spike;
+      tiles.spike_col = job_->spike_col;
+    }
     int current = 0;  // buffers_[current] holds iterate t
     for (std::int64_t t = 0;;) {
       if (job_->stop.checks_at(t)) {
         const Clock::time_point begin = Clock::now();
         clear_maxima(1, n + 1, main_);
-        cuda::launch_sweep<T, false, true>(buffers_[current].get<T>(), nullptr, h2f_.get<T>(), whole, main_);
+        cuda::launch_sweep<T, false, true>(owned(buffers_[current].get<T>()), nullptr, owned(h2f_.get<T>()),
+                                           args(1, n + 1), main_);
         HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
         queue_residual_gather();
         const bool stop = join_check(port, t).stop || t >= job_->stop.max_iterations;
@@ -344,10 +360,9 @@ class CudaDevice final : public Device {
           break;
         }
       }
-      const std::int64_t until = next_check(t);
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_start_[0], main_), context("timing its passes"));
-      for (; t < until;) {
-        const int steps = static_cast<int>(std::min<std::int64_t>(c.param, until - t));
+      for (const std::int64_t end = alone ? job_->stop.next_check(t) : job_->round_end(t); t < end;) {
+        const int steps = static_cast<int>(std::min<std::int64_t>(c.param, end - t));
         if (cuda::launch_tile_pass<T>(c, steps, buffers_[current].get<T>(), buffers_[1 - current].get<T>(),
                                       h2f_.get<T>(), tiles, limit, main_, context("running " + to_string(c.variant)))) {
           current = 1 - current;
@@ -357,12 +372,50 @@ class CudaDevice final : public Device {
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[0], main_), context("timing its passes"));
       HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(interior_done_[0]), context("running " + to_string(c.variant)));
       times_.compute_s += elapsed(interior_start_[0], interior_done_[0]);
-      port.publish(t);
+      held_[current] = t;
+      const Clock::time_point waited = Clock::now();
+      exchange_deep(port, t, current);
+      times_.exchange_s += since(waited);
     }
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing the iterations"));
     times_.total_s = since(start);
   }
 
+  // A blocked round's end at iterate t, in buffers_[b]: its edge rows to the
+  // host for host neighbours, then the neighbours' into its ghost rows.
+  void exchange_deep(HaloPort& port, std::int64_t t, int b) {
+    const std::size_t depth = static_cast<std::size_t>(job_->halo_depth());
+    const std::size_t row_bytes = job_->row_bytes();
+    const std::size_t pitch_bytes = static_cast<std::size_t>(layout_.pitch) * value_bytes(job_->precision);
+    for (Side side : {Side::Top, Side::Bottom}) {
+      if (!port.has_neighbour(side) || peer_[static_cast<int>(side)]) continue;
+      HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(const_cast<void*>(edge_rows(side, t).data), row_bytes,
+                                              device_edge_rows(side, t).data, pitch_bytes, row_bytes, depth,
+                                              cudaMemcpyDeviceToHost, main_),
+                            context("copying its edge rows to the host"));
+    }
+    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(main_), context("copying its edge rows to the host"));
+    port.publish(t);
+    port.wait_neighbours(t);
+    for (Side side : {Side::Top, Side::Bottom}) {
+      const Device* nb = port.neighbour(side);
+      if (!nb) continue;
+      const bool peer = peer_[static_cast<int>(side)];
+      const EdgeRows from = peer ? nb->device_edge_rows(opposite(side), t) : nb->edge_rows(opposite(side), t);
+      char* ghost = slab_row(b, side == Side::Top ? 1 - static_cast<std::int64_t>(depth) : rows_.count + 1);
+      HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(ghost, pitch_bytes, from.data, from.pitch, row_bytes, depth,
+                                              cudaMemcpyDefault, main_),
+                            context("copying ghost rows from " + nb->info().name));
+    }
+    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(main_), context("copying ghost rows"));
+  }
+
+  // Per step t -> t + 1: the edge rows first, on a high-priority stream, so that
+  // they travel to the neighbours while the interior is computed; then the
+  // neighbours' edge rows of iterate t + 1 are pulled into our ghost rows. When
+  // iterate t is checked, the residual folds into the same sweeps; with three
+  // buffers the interior of step t + 1 is queued before the check is agreed on,
+  // and iterate t survives in its buffer should the solve stop there.
   template <class T>
   void run_typed(HaloPort& port) {
     if (job_->variant.variant != Variant::Sync) {
@@ -376,7 +429,7 @@ class CudaDevice final : public Device {
     for (Side side : {Side::Top, Side::Bottom}) {
       host_edges = host_edges || (port.has_neighbour(side) && !peer_[static_cast<int>(side)]);
     }
-    const std::int64_t edge_rows[2] = {1, n};  // top and bottom; the same row when n == 1
+    const std::int64_t edge_row[2] = {1, n};  // top and bottom; the same row when n == 1
     bool interior_queued = false;               // the interior of step t was queued during the last check
 
     for (std::int64_t t = 0;; ++t) {
@@ -384,7 +437,8 @@ class CudaDevice final : public Device {
         const Clock::time_point begin = Clock::now();
         HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("finishing the ghost rows"));
         clear_maxima(1, n + 1, main_);
-        cuda::launch_sweep<T, false, true>(buffers_[buffer_of(t)].get<T>(), nullptr, h2f_.get<T>(), args(1, n + 1), main_);
+        cuda::launch_sweep<T, false, true>(owned(buffers_[buffer_of(t)].get<T>()), nullptr, owned(h2f_.get<T>()),
+                                           args(1, n + 1), main_);
         HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
         queue_residual_gather();
         join_check(port, t);
@@ -398,12 +452,12 @@ class CudaDevice final : public Device {
       HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, interior_done_[buffer_of(t + buffer_count_ - 1)], 0),
                             context("ordering the edge rows after the interior"));
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_start_[buffer_of(t)], edge_), context("recording the edge rows"));
-      for (int k = 0; k < (n > 1 ? 2 : 1); ++k) sweep<T>(t, edge_rows[k], edge_rows[k] + 1, check, edge_);
+      for (int k = 0; k < (n > 1 ? 2 : 1); ++k) sweep<T>(t, edge_row[k], edge_row[k] + 1, check, edge_);
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_swept_[buffer_of(t)], edge_), context("recording the edge rows"));
       if (host_edges) {
         for (Side side : {Side::Top, Side::Bottom}) {
-          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(edge_row(side, t + 1)),
-                                                slab_row(buffer_of(t + 1), edge_rows[static_cast<int>(side)]), row_bytes,
+          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(edge_rows(side, t + 1).data),
+                                                slab_row(buffer_of(t + 1), edge_row[static_cast<int>(side)]), row_bytes,
                                                 cudaMemcpyDeviceToHost, edge_),
                                 context("copying an edge row to the host"));
         }
@@ -441,11 +495,11 @@ class CudaDevice final : public Device {
         if (!nb) continue;
         char* ghost = slab_row(buffer_of(t + 1), side == Side::Top ? 0 : n + 1);
         if (peer_[static_cast<int>(side)]) {
-          HETSTENCIL_CUDA_CHECK(cudaMemcpyPeerAsync(ghost, gpu_, nb->device_edge_row(opposite(side), t + 1),
+          HETSTENCIL_CUDA_CHECK(cudaMemcpyPeerAsync(ghost, gpu_, nb->device_edge_rows(opposite(side), t + 1).data,
                                                     nb->cuda_device(), row_bytes, edge_),
                                 context("copying a ghost row from " + nb->info().name));
         } else {
-          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(ghost, nb->edge_row(opposite(side), t + 1), row_bytes,
+          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(ghost, nb->edge_rows(opposite(side), t + 1).data, row_bytes,
                                                 cudaMemcpyHostToDevice, edge_),
                                 context("copying a ghost row from " + nb->info().name));
         }
@@ -479,6 +533,8 @@ class CudaDevice final : public Device {
   cuda::Event interior_start_[3];
   cuda::Event interior_done_[3];
   cuda::Event residual_copied_;
+  std::int64_t ghosts_[2] = {1, 1};  // ghost rows above and below
+  std::atomic<std::int64_t> held_[2] = {0, -1};  // a tile variant's: the iterate each buffer holds
   std::int64_t final_t_ = 0;
   int final_buffer_ = 0;             // the buffer holding iterate final_t_
   bool peer_[2] = {false, false};    // by side: the neighbour is a GPU we copy from directly

@@ -166,9 +166,19 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
                                             std::to_string(plan.variant.param));
     }
     const Device& d = *devices[plan.parts.front().device];
-    if (plan.parts.size() != 1 || d.info().kind != DeviceKind::Gpu) {
+    if (plan.variant.variant == Variant::Blocked) {
+      // A neighbour's ghost rows come from one device: K of them.
+      for (const auto& part : plan.parts) {
+        if (plan.parts.size() > 1 && part.rows < plan.variant.param) {
+          HETSTENCIL_THROW(InvalidArgument, "blocked with depth " + std::to_string(plan.variant.param) +
+                                                " needs at least that many rows a device; " +
+                                                devices[part.device]->info().name + " has " +
+                                                std::to_string(part.rows));
+        }
+      }
+    } else if (plan.parts.size() != 1 || d.info().kind != DeviceKind::Gpu) {
       HETSTENCIL_THROW(InvalidArgument, "the " + to_string(plan.variant.variant) +
-                                            " variant runs on one GPU alone for now; this plan has " +
+                                            " variant runs on one GPU alone; this plan has " +
                                             std::to_string(plan.parts.size()) + " device(s), the first " + d.info().name);
     }
   }

@@ -81,6 +81,39 @@ TEST(CpuExactPlans, UnevenRandomSplitsWithGridAndFunctionSources) {
   }
 }
 
+// Blocked across devices: K sweeps a round over K-deep ghost zones, K rows
+// traded a side; rounds cut short at checks and at the last iteration.
+TEST(CpuExactPlans, BlockedAcrossDevicesMatchesReference) {
+  std::mt19937 rng(11);
+  Runtime runtime(testing_support::cpu_devices(3, 2));
+  for (int trial = 0; trial < 24; ++trial) {
+    const int depth = 1 + trial % 6;
+    Problem p = testing_support::exactness_problem(3 + static_cast<std::int64_t>(rng() % 40),
+                                                   3 * depth + static_cast<std::int64_t>(rng() % 30),
+                                                   trial % 2 ? Precision::Float : Precision::Double, trial % 4 >= 2);
+    if (p.stop.uses_tolerance()) p.stop.check_every = 1 + static_cast<std::int64_t>(rng() % 9);
+    p.stop.max_iterations = 1 + static_cast<std::int64_t>(rng() % 45);
+    if (trial % 3 == 0) {
+      std::vector<double> f(static_cast<std::size_t>(p.nx * p.ny));
+      for (auto& v : f) v = std::uniform_real_distribution<double>(-50, 50)(rng);
+      p.source = Source::from_grid(f);
+    }
+    // Three devices in a random order, each with at least `depth` rows.
+    const std::int64_t spare = p.ny - 3 * depth;
+    const std::int64_t a = depth + static_cast<std::int64_t>(rng() % static_cast<unsigned>(spare + 1));
+    const std::int64_t b = depth + static_cast<std::int64_t>(rng() % static_cast<unsigned>(spare - (a - depth) + 1));
+    std::vector<std::size_t> order{0, 1, 2};
+    std::shuffle(order.begin(), order.end(), rng);
+    const Plan plan({{order[0], 1, a}, {order[1], 1 + a, b}, {order[2], 1 + a + b, p.ny - a - b}},
+                    {Variant::Blocked, depth});
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": K " + std::to_string(depth) + ", rows " + std::to_string(a) +
+                 "/" + std::to_string(b) + "/" + std::to_string(p.ny - a - b) + ", " +
+                 std::to_string(p.stop.max_iterations) + " iterations, checks every " +
+                 (p.stop.uses_tolerance() ? std::to_string(p.stop.check_every) : std::string("-")));
+    expect_same_bits(runtime.solve(p, plan), solve_reference(p));
+  }
+}
+
 TEST(CpuExactPlans, ZeroIterationsReturnTheInitialGrid) {
   Problem p;
   p.nx = 6;
@@ -106,8 +139,8 @@ TEST(CpuExactPlans, BadPlansAreRejected) {
   EXPECT_THROW(runtime.solve(p, twice), InvalidArgument);
   const Plan unknown{{{5, 1, 6}}};
   EXPECT_THROW(runtime.solve(p, unknown), InvalidArgument);
-  // The GPU variants run on one GPU alone: not on a CPU device, not across devices.
-  for (const Plan& variant : {Plan({{0, 1, 6}}, {Variant::Blocked, 2}), Plan({{0, 1, 3}, {1, 4, 3}}, {Variant::Async2, 4})}) {
+  // The asynchronous variants run on one GPU alone: not on a CPU device, not across devices.
+  for (const Plan& variant : {Plan({{0, 1, 6}}, {Variant::Async3, 2}), Plan({{0, 1, 3}, {1, 4, 3}}, {Variant::Async2, 4})}) {
     try {
       runtime.solve(p, variant);
       ADD_FAILURE() << "a " << to_string(variant.variant.variant) << " plan on CPU devices ran";
@@ -116,6 +149,13 @@ TEST(CpuExactPlans, BadPlansAreRejected) {
     }
   }
   EXPECT_THROW(runtime.solve(p, Plan({{0, 1, 6}}, {Variant::Blocked, 0})), InvalidArgument);
+  // Blocked's K-deep ghost rows come from one neighbour: every device needs K rows.
+  try {
+    runtime.solve(p, Plan({{0, 1, 2}, {1, 3, 4}}, {Variant::Blocked, 3}));
+    ADD_FAILURE() << "a blocked plan with a device of fewer rows than its depth ran";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("has 2"), std::string::npos) << e.what();
+  }
   EXPECT_THROW(parse_variant("wild"), InvalidArgument);
   EXPECT_EQ(parse_variant(to_string(Variant::Async3)), Variant::Async3);
 }

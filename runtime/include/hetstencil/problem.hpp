@@ -7,6 +7,7 @@
 // on every device, so that any split gives the bits of the sequential reference.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -64,6 +65,11 @@ struct StopRule {
   /// with a tolerance also at iterate 0 (the baseline) and every check_every.
   bool checks_at(std::int64_t t) const {
     return t == max_iterations || (uses_tolerance() && t % check_every == 0);
+  }
+  /// The first iterate after t whose residual is checked.
+  std::int64_t next_check(std::int64_t t) const {
+    if (!uses_tolerance()) return max_iterations;
+    return std::min(max_iterations, (t / check_every + 1) * check_every);
   }
 };
 
