@@ -1,36 +1,42 @@
 #include "model/predict.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
 
 SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
-                       std::int64_t nx, const StopRule& stop)
-    : row_bytes_(static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)))),
+                       std::int64_t nx, const StopRule& stop, const VariantChoice& variant)
+    : depth_(variant.variant == Variant::Blocked ? variant.param : 1),
+      row_bytes_(static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)))),
       iterations_(stop.max_iterations) {
   for (std::int64_t t = 0; t <= stop.max_iterations; ++t) checks_ += stop.checks_at(t) ? 1 : 0;
+  // A trip of the rows a round exchanges.
   auto link = [&](const std::string& from, const std::string& to) {
     const auto it = profile.links.find(link_key(from, to));
-    if (it != profile.links.end()) return it->second.seconds(row_bytes_);
+    if (it != profile.links.end()) return it->second.seconds(row_bytes_ * static_cast<double>(depth_));
     notes_.push_back("no figure for the link " + link_key(from, to) + ": taken as free");
     return 0.0;
   };
   for (std::size_t k = 0; k < devices.size(); ++k) {
     const PlannedDevice& d = devices[k];
-    const auto rate = profile.rate(d.name, precision, nx);
+    const auto rate = profile.rate(d.name, precision, nx, variant);
     if (!rate) {
       HETSTENCIL_THROW(InvalidArgument, "the profile has no " + to_string(precision) + " rate curve for " + d.name +
+                                            (variant.variant == Variant::Sync || d.kind == DeviceKind::Cpu
+                                                 ? std::string()
+                                                 : " running " + to_string(variant.variant)) +
                                             " (run hetstencil calibrate)");
     }
     Entry e;
     e.device = d;
     e.rate = *rate;
-    e.check = profile.check(d.name, precision, nx);
+    e.check = profile.check(d.name, precision, nx, variant);
     if (!e.check) notes_.push_back("no check figures for " + d.name + ": checks taken as free");
     const auto dev = profile.devices.find(d.name);
-    const std::string key = rate_key(precision, nx);
+    const std::string key = rate_key(precision, nx, d.kind == DeviceKind::Cpu ? VariantChoice{} : variant);
     if (dev != profile.devices.end() && dev->second.step.count(key)) {
       e.step = dev->second.step.at(key);
     } else {
@@ -62,9 +68,20 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   DevicePrediction p;
   p.name = e.device.name;
   p.rows = rows;
-  p.compute_s = e.rate.seconds(rows);
-  p.exchange_s = e.exchange;
-  if (e.device.kind == DeviceKind::Gpu) {
+  if (rows < min_rows()) {
+    p.iteration_s = std::numeric_limits<double>::infinity();  // a plan the executor refuses
+    return p;
+  }
+  // Its rows, and the ghost rows but the outermost on a side with a neighbour.
+  const std::int64_t neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
+  const std::int64_t swept = rows + neighbours * (depth_ - 1);
+  p.compute_s = e.rate.seconds(swept);
+  p.exchange_s = e.exchange / static_cast<double>(depth_);
+  if (depth_ > 1 && neighbours > 0) {
+    // Rounds: K sweeps, then the exchange, waited for.
+    const double loop = e.device.kind == DeviceKind::Gpu ? std::max(0.0, e.step - p.compute_s) : e.step;
+    p.exposed_s = loop + p.exchange_s;
+  } else if (e.device.kind == DeviceKind::Gpu) {
     // The exchange runs while the interior sweeps: only what outlasts it
     // shows. The host's loop bounds the iteration from below.
     const double edges = e.rate.seconds(std::min<std::int64_t>(rows, 2));
@@ -75,7 +92,7 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
     p.exposed_s = e.exchange + e.step;  // after the sweep, behind a barrier
   }
   if (!e.setup_in.empty()) {
-    p.setup_s = e.setup_in.seconds(row_bytes_ * static_cast<double>(rows + 2));
+    p.setup_s = e.setup_in.seconds(row_bytes_ * static_cast<double>(swept + 2));
     p.teardown_s = e.setup_out.seconds(row_bytes_ * static_cast<double>(rows));
   }
   p.iteration_s = p.compute_s + p.exposed_s;
@@ -88,24 +105,28 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
   out.iterations = iterations_;
   out.checks = checks_;
   out.notes = notes_;
-  // From having its ghost rows to publishing its edge rows.
+  // From having its ghost rows to publishing its edge rows (in a round).
   std::vector<double> ready(entries_.size(), 0.0);
   for (std::size_t k = 0; k < entries_.size(); ++k) {
     const DevicePrediction p = device(k, rows[k]);
     const Entry& e = entries_[k];
-    ready[k] = e.device.kind == DeviceKind::Gpu ? e.rate.seconds(std::min<std::int64_t>(rows[k], 2))
-                                                : p.compute_s + e.step;
+    if (depth_ > 1) {
+      ready[k] = static_cast<double>(depth_) * (p.iteration_s - p.exchange_s);
+    } else {
+      ready[k] = e.device.kind == DeviceKind::Gpu ? e.rate.seconds(std::min<std::int64_t>(rows[k], 2))
+                                                  : p.compute_s + e.step;
+    }
     out.iteration_s = std::max(out.iteration_s, p.iteration_s);
     out.check_s = std::max(out.check_s, p.check_s);
     out.setup_s = std::max(out.setup_s, p.setup_s);
     out.teardown_s = std::max(out.teardown_s, p.teardown_s);
     out.devices.push_back(p);
   }
-  // Neighbours A and B each need the other's last iterate: over two iterations
+  // Neighbours A and B each need the other's last iterate: over two rounds
   // the chain runs A's work, the trip to B, B's work, the trip back.
   for (std::size_t k = 0; k + 1 < entries_.size(); ++k) {
     const double chain = ready[k] + ready[k + 1] + entries_[k].to_next + entries_[k].from_next;
-    out.iteration_s = std::max(out.iteration_s, 0.5 * chain);
+    out.iteration_s = std::max(out.iteration_s, 0.5 * chain / static_cast<double>(depth_));
   }
   out.total_s = out.setup_s + static_cast<double>(out.iterations) * out.iteration_s +
                 static_cast<double>(out.checks) * out.check_s + out.teardown_s;
@@ -113,10 +134,10 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
 }
 
 Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
-                   std::int64_t nx, const StopRule& stop) {
+                   std::int64_t nx, const StopRule& stop, const VariantChoice& variant) {
   std::vector<std::int64_t> rows;
   for (const auto& d : devices) rows.push_back(d.rows);
-  return SplitModel(profile, devices, precision, nx, stop).predict(rows);
+  return SplitModel(profile, devices, precision, nx, stop, variant).predict(rows);
 }
 
 }  // namespace hetstencil

@@ -48,11 +48,14 @@ struct Prediction {
 class SplitModel {
  public:
   /// `devices`' rows are ignored; throws InvalidArgument when a device has no
-  /// rate curve for the precision.
+  /// rate curve for the precision (and for a GPU, the variant).
   SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision, std::int64_t nx,
-             const StopRule& stop);
+             const StopRule& stop, const VariantChoice& variant = {});
 
   std::size_t size() const { return entries_.size(); }
+  /// The fewest rows a device may have: a blocked split's depth (its
+  /// neighbours' ghost rows come from it), else 1.
+  std::int64_t min_rows() const { return entries_.size() > 1 ? depth_ : 1; }
   /// Device k with `rows` rows (its neighbours as in the order).
   DevicePrediction device(std::size_t k, std::int64_t rows) const;
   /// The whole run with these rows per device, in order.
@@ -70,6 +73,7 @@ class SplitModel {
     TransferCurve setup_in, setup_out;
   };
   std::vector<Entry> entries_;
+  std::int64_t depth_ = 1;  // sweeps between exchanges, and rows a side exchanged
   double row_bytes_ = 0.0;
   std::int64_t iterations_ = 0;
   std::int64_t checks_ = 0;
@@ -79,9 +83,11 @@ class SplitModel {
 /// The whole run of `stop` (all max_iterations: a tolerance may end it
 /// sooner). A CPU device exchanges after its sweep (the exchange is exposed); a
 /// GPU sweeps its edge rows first and exchanges while the interior runs, so only
-/// the excess over the interior sweep is exposed. Throws InvalidArgument when a
-/// device has no rate curve for the precision.
+/// the excess over the interior sweep is exposed. A blocked split sweeps its
+/// ghost zones too (K - 1 rows a side with a neighbour) and exchanges K rows
+/// every K iterations, exposed. Throws InvalidArgument when a device has no
+/// rate curve for the precision.
 Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
-                   std::int64_t nx, const StopRule& stop);
+                   std::int64_t nx, const StopRule& stop, const VariantChoice& variant = {});
 
 }  // namespace hetstencil

@@ -101,24 +101,35 @@ Fingerprint fingerprint_of(const Topology& t) {
   return f;
 }
 
-std::string rate_key(Precision precision, std::int64_t nx) { return to_string(precision) + "/" + std::to_string(nx); }
+namespace {
+std::string variant_suffix(const VariantChoice& variant) {
+  return variant.variant == Variant::Sync ? "" : "/" + to_string(variant.variant) + "-" + std::to_string(variant.param);
+}
+}  // namespace
+
+std::string rate_key(Precision precision, std::int64_t nx, const VariantChoice& variant) {
+  return to_string(precision) + "/" + std::to_string(nx) + variant_suffix(variant);
+}
 std::string link_key(const std::string& from, const std::string& to) { return from + "->" + to; }
 
 namespace {
 
-// The curve for this precision and width, or the nearest measured width's
-// scaled by nx / its nx.
+// The curve for this precision, width and variant, or the nearest measured
+// width's (same precision and variant) scaled by nx / its nx.
 std::optional<RateCurve> nearest_curve(const std::map<std::string, RateCurve>& curves, Precision precision,
-                                       std::int64_t nx) {
-  const auto exact = curves.find(rate_key(precision, nx));
+                                       std::int64_t nx, const VariantChoice& variant) {
+  const auto exact = curves.find(rate_key(precision, nx, variant));
   if (exact != curves.end()) return exact->second;
   // The nearest width (by ratio) of the same precision, its times scaled by nx.
   const std::string prefix = to_string(precision) + "/";
+  const std::string suffix = variant_suffix(variant);
   std::optional<RateCurve> best;
   double best_distance = std::numeric_limits<double>::infinity();
   for (const auto& [key, curve] : curves) {
     if (key.rfind(prefix, 0) != 0) continue;
-    const double measured_nx = std::stod(key.substr(prefix.size()));
+    const std::size_t width_end = std::min(key.find('/', prefix.size()), key.size());
+    if (key.substr(width_end) != suffix) continue;
+    const double measured_nx = std::stod(key.substr(prefix.size(), width_end - prefix.size()));
     const double distance = std::fabs(std::log(measured_nx / static_cast<double>(nx)));
     if (distance < best_distance) {
       best_distance = distance;
@@ -130,14 +141,25 @@ std::optional<RateCurve> nearest_curve(const std::map<std::string, RateCurve>& c
 
 }  // namespace
 
-std::optional<RateCurve> Profile::rate(const std::string& device, Precision precision, std::int64_t nx) const {
+namespace {
+const VariantChoice& swept_by(const DeviceProfile& d, const VariantChoice& variant) {
+  static const VariantChoice plain;
+  return d.kind == "cpu" ? plain : variant;
+}
+}  // namespace
+
+std::optional<RateCurve> Profile::rate(const std::string& device, Precision precision, std::int64_t nx,
+                                       const VariantChoice& variant) const {
   const auto d = devices.find(device);
-  return d == devices.end() ? std::nullopt : nearest_curve(d->second.rates, precision, nx);
+  return d == devices.end() ? std::nullopt
+                            : nearest_curve(d->second.rates, precision, nx, swept_by(d->second, variant));
 }
 
-std::optional<RateCurve> Profile::check(const std::string& device, Precision precision, std::int64_t nx) const {
+std::optional<RateCurve> Profile::check(const std::string& device, Precision precision, std::int64_t nx,
+                                        const VariantChoice& variant) const {
   const auto d = devices.find(device);
-  return d == devices.end() ? std::nullopt : nearest_curve(d->second.checks, precision, nx);
+  return d == devices.end() ? std::nullopt
+                            : nearest_curve(d->second.checks, precision, nx, swept_by(d->second, variant));
 }
 
 std::string to_json(const Profile& p, int indent) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/topology.hpp"
 #include "model/curves.hpp"
@@ -14,7 +15,7 @@
 namespace hetstencil {
 
 /// Bumped whenever a kernel changes speed on purpose: older profiles are stale.
-constexpr const char* kKernelsVersion = "jacobi-2026.11-1";
+constexpr const char* kKernelsVersion = "jacobi-2026.11-2";
 
 /// What a profile was measured on. A profile is used only on a machine with
 /// the same fingerprint.
@@ -36,7 +37,9 @@ Fingerprint fingerprint_of(const Topology& topology);
 
 struct DeviceProfile {
   std::string kind;                        ///< "cpu" or "gpu"
-  std::map<std::string, RateCurve> rates;   ///< by rate_key(precision, nx): one sweep of r rows
+  /// By rate_key(precision, nx[, variant]): one iteration of r rows (a GPU's
+  /// tile variants: a pass of K or alpha sweeps, over K or alpha).
+  std::map<std::string, RateCurve> rates;
   std::map<std::string, RateCurve> checks;  ///< likewise: what a residual check adds to an iteration
   /// Seconds an iteration costs besides its sweep, by rate_key: the device's
   /// own loop (barriers, launches, waiting for the GPU), measured alone on a slab
@@ -53,15 +56,19 @@ struct Profile {
   std::map<std::string, TransferCurve> links;
   std::string link_conditions;  ///< how the link figures were measured
 
-  /// The rate curve of `device` for this precision and width: the measured one,
-  /// or the nearest measured width's scaled by nx / its nx. nullptr when the
-  /// device has none for the precision.
-  std::optional<RateCurve> rate(const std::string& device, Precision precision, std::int64_t nx) const;
+  /// The rate curve of `device` for this precision, width and variant: the
+  /// measured one, or the nearest measured width's scaled by nx / its nx.
+  /// Nothing when the device has none for them. A CPU device sweeps plainly
+  /// whatever the variant: its sync curve.
+  std::optional<RateCurve> rate(const std::string& device, Precision precision, std::int64_t nx,
+                                const VariantChoice& variant = {}) const;
   /// The same for the cost of a residual check.
-  std::optional<RateCurve> check(const std::string& device, Precision precision, std::int64_t nx) const;
+  std::optional<RateCurve> check(const std::string& device, Precision precision, std::int64_t nx,
+                                 const VariantChoice& variant = {}) const;
 };
 
-std::string rate_key(Precision precision, std::int64_t nx);
+/// "double/2048", and for a variant but sync "double/2048/blocked-4".
+std::string rate_key(Precision precision, std::int64_t nx, const VariantChoice& variant = {});
 std::string link_key(const std::string& from, const std::string& to);
 
 std::string to_json(const Profile& profile, int indent = 2);

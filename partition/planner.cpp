@@ -16,6 +16,15 @@ namespace {
 constexpr int kAllSubsetsUpTo = 6;   // more devices: leave them out one at a time
 constexpr int kAllOrdersUpTo = 4;    // more devices: CPU sockets at the ends, GPUs together
 
+// What is planned for: the grid, its stop rule and how GPUs sweep.
+struct Question {
+  Precision precision;
+  std::int64_t nx;
+  std::int64_t ny;
+  StopRule stop;
+  VariantChoice variant;
+};
+
 struct Evaluated {
   std::vector<std::size_t> order;  // candidate indices
   std::vector<std::int64_t> rows;
@@ -25,8 +34,8 @@ struct Evaluated {
 
 // The most rows in [0, cap] whose iteration fits under t (iteration time grows with rows).
 std::int64_t rows_under(const SplitModel& model, std::size_t k, double t, std::int64_t cap) {
-  if (model.device(k, 1).iteration_s > t) return 0;
-  std::int64_t lo = 1, hi = cap;
+  if (cap < model.min_rows() || model.device(k, model.min_rows()).iteration_s > t) return 0;
+  std::int64_t lo = model.min_rows(), hi = cap;
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo + 1) / 2;
     if (model.device(k, mid).iteration_s <= t) {
@@ -45,14 +54,14 @@ struct Ordered {
 };
 
 Ordered ordered(const Profile& profile, const std::vector<Candidate>& candidates, const std::vector<std::size_t>& order,
-                Precision precision, std::int64_t nx, std::int64_t ny, const StopRule& stop) {
+                const Question& q) {
   std::vector<PlannedDevice> devices;
   std::vector<std::int64_t> caps;
   for (std::size_t c : order) {
     devices.push_back({candidates[c].name, candidates[c].kind, 0});
-    caps.push_back(candidates[c].max_rows > 0 ? std::min(candidates[c].max_rows, ny) : ny);
+    caps.push_back(candidates[c].max_rows > 0 ? std::min(candidates[c].max_rows, q.ny) : q.ny);
   }
-  return {SplitModel(profile, devices, precision, nx, stop), caps};
+  return {SplitModel(profile, devices, q.precision, q.nx, q.stop, q.variant), caps};
 }
 
 // The bisection balances each device's own iteration; the total also counts
@@ -70,7 +79,7 @@ void refine(const SplitModel& model, const std::vector<std::int64_t>& caps, std:
       moved = false;
       for (std::size_t from = 0; from < n; ++from) {
         for (std::size_t to = 0; to < n; ++to) {
-          if (from == to || rows[from] - step < 1 || rows[to] + step > caps[to]) continue;
+          if (from == to || rows[from] - step < model.min_rows() || rows[to] + step > caps[to]) continue;
           rows[from] -= step;
           rows[to] += step;
           const double total = model.predict(rows).total_s;
@@ -133,16 +142,16 @@ std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std:
 // each: a device with a high floor can pay as a thin bridge between others, a
 // shape the balance alone does not reach. `thorough` refines every start.
 Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidates, const std::vector<std::size_t>& order,
-                  Precision precision, std::int64_t nx, std::int64_t ny, const StopRule& stop, bool thorough) {
-  const auto [model, caps] = ordered(profile, candidates, order, precision, nx, ny, stop);
+                  const Question& q, bool thorough) {
+  const auto [model, caps] = ordered(profile, candidates, order, q);
   const std::size_t n = order.size();
   std::vector<std::vector<std::int64_t>> starts;
-  starts.push_back(bisect(model, caps, std::vector<std::int64_t>(n, 0), ny));
+  starts.push_back(bisect(model, caps, std::vector<std::int64_t>(n, 0), q.ny));
   if (thorough && n > 1) {
     for (std::size_t k = 0; k < n; ++k) {
       std::vector<std::int64_t> fixed(n, 0);
-      fixed[k] = 1;
-      starts.push_back(bisect(model, caps, fixed, ny));
+      fixed[k] = model.min_rows();
+      starts.push_back(bisect(model, caps, fixed, q.ny));
     }
   }
   Evaluated e;
@@ -187,10 +196,10 @@ std::vector<std::vector<std::size_t>> orders_of(const std::vector<Candidate>& ca
 }
 
 Evaluated best_for(const Profile& profile, const std::vector<Candidate>& candidates, const std::vector<std::size_t>& set,
-                   Precision precision, std::int64_t nx, std::int64_t ny, const StopRule& stop, bool thorough) {
+                   const Question& q, bool thorough) {
   Evaluated best;
   for (const auto& order : orders_of(candidates, set)) {
-    Evaluated e = balance(profile, candidates, order, precision, nx, ny, stop, thorough);
+    Evaluated e = balance(profile, candidates, order, q, thorough);
     if (e.valid && (!best.valid || e.prediction.total_s < best.prediction.total_s)) best = std::move(e);
   }
   return best;
@@ -225,7 +234,8 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
 }
 
 SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
-                     std::int64_t nx, std::int64_t ny, const StopRule& stop) {
+                     std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant) {
+  const Question q{precision, nx, ny, stop, variant};
   if (candidates.empty()) HETSTENCIL_THROW(InvalidArgument, "no devices to plan for");
   if (ny < 1) HETSTENCIL_THROW(InvalidArgument, "no rows to plan for");
   std::int64_t capacity = 0;
@@ -243,7 +253,7 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
   std::map<std::size_t, double> best_with;  // per candidate: the best total of a plan that uses it
   Evaluated best;
   auto consider = [&](const std::vector<std::size_t>& set) {
-    const Evaluated e = best_for(profile, candidates, set, precision, nx, ny, stop, thorough);
+    const Evaluated e = best_for(profile, candidates, set, q, thorough);
     if (!e.valid) return e;
     for (std::size_t c : set) {
       if (!best_with.count(c) || e.prediction.total_s < best_with[c]) best_with[c] = e.prediction.total_s;
@@ -287,7 +297,7 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
   }
   if (!best.valid) HETSTENCIL_THROW(InvalidArgument, "no split of " + std::to_string(ny) + " rows fits these devices");
   if (!thorough) {
-    const auto [model, caps] = ordered(profile, candidates, best.order, precision, nx, ny, stop);
+    const auto [model, caps] = ordered(profile, candidates, best.order, q);
     refine(model, caps, best.rows);
     best.prediction = model.predict(best.rows);
   }

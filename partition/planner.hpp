@@ -39,8 +39,9 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
 /// with equal curves differ by at most a row. The plan with the least predicted
 /// total wins; devices not in it are left out, with the reason. Throws
 /// InvalidArgument when the devices' memory cannot hold the grid, naming how
-/// much is missing.
+/// much is missing. With a variant, GPUs are priced running it (a blocked
+/// split: every device at least K rows).
 SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
-                     std::int64_t nx, std::int64_t ny, const StopRule& stop);
+                     std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant = {});
 
 }  // namespace hetstencil
