@@ -71,6 +71,13 @@ Grid<T> random_grid(std::int64_t ny, std::int64_t nx) {
   return g;
 }
 
+// The ways a GPU sweeps that are calibrated: sync always, and the variant asked for.
+std::vector<VariantChoice> swept(const CalibrationOptions& o) {
+  std::vector<VariantChoice> out{VariantChoice{}};
+  if (o.variant.variant != Variant::Sync) out.push_back(o.variant);
+  return out;
+}
+
 class Budget {
  public:
   explicit Budget(double seconds) : start_(Clock::now()), seconds_(seconds) {}
@@ -176,7 +183,7 @@ TransferCurve cpu_link(const DeviceSpec& from, const DeviceSpec& to, double row_
 // whole iteration (its loop outlasts a 4-row sweep); for a CPU the part beyond
 // the sweep.
 double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision, std::int64_t nx,
-                    const RateCurve& curve) {
+                    const RateCurve& curve, const VariantChoice& variant) {
   std::unique_ptr<Device> device;
   const int spins = spin_limit_for(spec.info.threads, topology.hardware_threads());
   if (spec.info.kind == DeviceKind::Gpu) {
@@ -188,7 +195,7 @@ double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision 
   p.nx = nx;
   p.ny = 4;
   p.precision = precision;
-  const Plan plan({{0, 1, 4}});
+  const Plan plan({{0, 1, 4}}, variant);
   const auto run_seconds = [&](std::int64_t iterations) {
     p.stop.max_iterations = iterations;
     return execute(p, plan, {device.get()}, spins).report.solve_s;
@@ -292,31 +299,38 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   for (Precision precision : o.precisions) {
     cpu_curves(topology, cpus, precision, o, most, budget, profile, out.skipped);
     for (const DeviceSpec* g : gpus) {
-      if (!budget.allows(0.5)) {
-        out.skipped.push_back(g->info.name + " " + to_string(precision));
-        continue;
+      for (const VariantChoice& variant : swept(o)) {
+        if (!budget.allows(0.5)) {
+          out.skipped.push_back(g->info.name + " " + to_string(precision) + " " + to_string(variant.variant));
+          continue;
+        }
+        std::vector<RateCurve::Point> points, checks;
+        for (const GpuRateSample& sample :
+             gpu_rate_samples(g->gpu, precision, o.nx, row_counts(most), o.repetitions, variant)) {
+          points.push_back({sample.rows, sample.sweep_s});
+          checks.push_back({sample.rows, std::max(0.0, sample.checked_sweep_s - sample.sweep_s)});
+        }
+        DeviceProfile& d = profile.devices[g->info.name];
+        d.kind = "gpu";
+        d.rates[rate_key(precision, o.nx, variant)] = RateCurve(points);
+        d.checks[rate_key(precision, o.nx, variant)] = RateCurve(checks);
       }
-      std::vector<RateCurve::Point> points, checks;
-      for (const GpuRateSample& sample : gpu_rate_samples(g->gpu, precision, o.nx, row_counts(most), o.repetitions)) {
-        points.push_back({sample.rows, sample.sweep_s});
-        checks.push_back({sample.rows, std::max(0.0, sample.checked_sweep_s - sample.sweep_s)});
-      }
-      DeviceProfile& d = profile.devices[g->info.name];
-      d.kind = "gpu";
-      d.rates[rate_key(precision, o.nx)] = RateCurve(points);
-      d.checks[rate_key(precision, o.nx)] = RateCurve(checks);
     }
   }
   for (Precision precision : o.precisions) {
     for (const auto& spec : devices) {
-      auto curve = profile.rate(spec.info.name, precision, o.nx);
-      if (!curve) continue;
-      if (!budget.allows(0.2)) {
-        out.skipped.push_back(spec.info.name + " " + to_string(precision) + " loop");
-        continue;
+      // A CPU device sweeps plainly in any variant: one loop figure.
+      const bool gpu = spec.info.kind == DeviceKind::Gpu;
+      for (const VariantChoice& variant : gpu ? swept(o) : std::vector<VariantChoice>{{}}) {
+        auto curve = profile.rate(spec.info.name, precision, o.nx, variant);
+        if (!curve) continue;
+        if (!budget.allows(0.2)) {
+          out.skipped.push_back(spec.info.name + " " + to_string(precision) + " loop");
+          continue;
+        }
+        profile.devices[spec.info.name].step[rate_key(precision, o.nx, variant)] =
+            loop_seconds(topology, spec, precision, o.nx, *curve, variant);
       }
-      profile.devices[spec.info.name].step[rate_key(precision, o.nx)] =
-          loop_seconds(topology, spec, precision, o.nx, *curve);
     }
   }
   if (budget.allows(1.0)) {

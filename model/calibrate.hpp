@@ -16,6 +16,7 @@ struct CalibrationOptions {
   std::int64_t max_rows = 0;  ///< the most rows a device is measured with (0: nx)
   double budget_s = 10.0;     ///< points that would not fit are skipped, and said so
   int repetitions = 7;        ///< timed runs per point after a warm-up; their robust median counts
+  VariantChoice variant;      ///< besides sync, GPUs' curves and loops for this variant
 };
 
 struct Calibration {

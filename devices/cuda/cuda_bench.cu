@@ -7,6 +7,7 @@
 #include "devices/cuda/peer_access.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
+#include "devices/cuda/variant_kernels.cuh"
 #include "runtime/src/dispatch.hpp"
 
 namespace hetstencil {
@@ -170,7 +171,8 @@ std::int64_t GpuLoad::sweeps() const { return impl_->sweeps.load(); }
 namespace hetstencil {
 
 std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
-                                            const std::vector<std::int64_t>& rows, int repetitions) {
+                                            const std::vector<std::int64_t>& rows, int repetitions,
+                                            const VariantChoice& variant) {
   const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its sweep";
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
   return dispatch(precision, [&](auto zero) {
@@ -183,6 +185,8 @@ std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::i
     fill_random<T><<<1024, 256>>>(u.get<T>(), slab / sizeof(T));
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), where);
     cuda::Stream stream(where);
+    const bool tiles = variant.variant != Variant::Sync;
+    const int limit = tiles ? cuda::allow_tile_shared_memory<T>(gpu, where) : 0;
     std::vector<GpuRateSample> out;
     for (std::int64_t r : rows) {
       cuda::SweepArgs a;
@@ -191,14 +195,28 @@ std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::i
       a.row_end = r + 1;
       a.segment_sums = segment_sums.get<double>();
       a.segment_max = segment_max.get<double>();
+      cuda::TileArgs t;
+      t.layout = layout;
+      t.ny = r;
       std::vector<double> plain, checked;
       for (int rep = 0; rep < repetitions; ++rep) {
-        plain.push_back(median_seconds(where, 1, stream, [&] {
-          cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
-        }));
-        checked.push_back(median_seconds(where, 1, stream, [&] {
-          cuda::launch_sweep<T, true, true>(u.get<T>(), v.get<T>(), nullptr, a, stream);
-        }));
+        if (tiles) {
+          // An iteration of a tile variant: a pass of its K or alpha sweeps,
+          // shared; a check is a residual pass of its own.
+          plain.push_back(median_seconds(where, 1, stream, [&] {
+            cuda::launch_tile_pass<T>(variant, variant.param, u.get<T>(), v.get<T>(), nullptr, t, limit, stream, where);
+          }) / variant.param);
+          checked.push_back(plain.back() + median_seconds(where, 1, stream, [&] {
+            cuda::launch_sweep<T, false, true>(u.get<T>(), nullptr, nullptr, a, stream);
+          }));
+        } else {
+          plain.push_back(median_seconds(where, 1, stream, [&] {
+            cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
+          }));
+          checked.push_back(median_seconds(where, 1, stream, [&] {
+            cuda::launch_sweep<T, true, true>(u.get<T>(), v.get<T>(), nullptr, a, stream);
+          }));
+        }
       }
       out.push_back({r, robust_time(plain), robust_time(checked)});
     }

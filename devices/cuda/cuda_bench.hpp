@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 
 namespace hetstencil {
@@ -54,9 +55,11 @@ struct GpuRateSample {
 };
 
 /// Robust seconds of one sweep of r rows of width nx on CUDA device `gpu`, for
-/// each r in `rows` (one slab, sized for the largest; random data).
+/// each r in `rows` (one slab, sized for the largest; random data); for a tile
+/// variant, of one of the sweeps of its pass.
 std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
-                                            const std::vector<std::int64_t>& rows, int repetitions);
+                                            const std::vector<std::int64_t>& rows, int repetitions,
+                                            const VariantChoice& variant = {});
 
 /// (bytes, seconds) samples of the copies a GPU device makes, timed on the host
 /// as the halo exchange sees them (call, copy and synchronization).

@@ -40,7 +40,8 @@ std::int64_t GpuLoad::sweeps() const { return 0; }
 
 namespace hetstencil {
 
-std::vector<GpuRateSample> gpu_rate_samples(int, Precision, std::int64_t, const std::vector<std::int64_t>&, int) {
+std::vector<GpuRateSample> gpu_rate_samples(int, Precision, std::int64_t, const std::vector<std::int64_t>&, int,
+                                            const VariantChoice&) {
   HETSTENCIL_THROW(NotCompiled, "this build of hetstencil has no CUDA support");
 }
 

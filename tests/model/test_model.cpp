@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -218,6 +219,69 @@ TEST(Learn, RunsMoveTheCurveButSpikesDoNot) {
   EXPECT_EQ(learn(p, r), 0);
   r.nx = 1024;  // no curve for this width: nothing to learn
   EXPECT_EQ(learn(p, r), 0);
+}
+
+}  // namespace
+}  // namespace hetstencil
+
+namespace hetstencil {
+namespace {
+
+// A GPU's blocked curve is its own; a CPU device sweeps plainly under any
+// variant. A blocked split sweeps K - 1 ghost rows a side with a neighbour and
+// pays a K-row trip once per K iterations; no device may have fewer than K rows.
+TEST(Predict, BlockedSplitsPriceGhostZonesAndOneExchangeARound) {
+  Profile p = sample_profile();
+  const VariantChoice blocked{Variant::Blocked, 4};
+  const std::string key = rate_key(Precision::Float, 1024, blocked);
+  EXPECT_EQ(key, "float/1024/blocked-4");
+  p.devices["gpu0"].rates[key] = RateCurve({{16, 5e-6}, {1024, 20e-6}});
+  p.devices["gpu0"].step[key] = 3e-6;
+  EXPECT_DOUBLE_EQ(p.rate("gpu0", Precision::Float, 1024, blocked)->seconds(1024), 20e-6);
+  EXPECT_DOUBLE_EQ(p.rate("gpu0", Precision::Float, 2048, blocked)->seconds(1024), 40e-6) << "scaled from its width";
+  EXPECT_DOUBLE_EQ(p.rate("cpu0", Precision::Float, 1024, blocked)->seconds(1024), 1024e-6) << "the CPU's sync curve";
+  EXPECT_FALSE(p.rate("gpu0", Precision::Float, 1024, {Variant::Blocked, 8}).has_value());
+
+  StopRule stop;
+  stop.max_iterations = 100;
+  const std::vector<PlannedDevice> devices = {{"cpu0", DeviceKind::Cpu, 0}, {"gpu0", DeviceKind::Gpu, 0}};
+  const SplitModel plain(p, devices, Precision::Float, 1024, stop);
+  const SplitModel deep(p, devices, Precision::Float, 1024, stop, blocked);
+  EXPECT_EQ(plain.min_rows(), 1);
+  EXPECT_EQ(deep.min_rows(), 4);
+  EXPECT_TRUE(std::isinf(deep.device(0, 3).iteration_s));
+  const double row = 1026 * 4;
+  const DevicePrediction cpu = deep.device(0, 64), gpu = deep.device(1, 512);
+  EXPECT_NEAR(cpu.compute_s, p.rate("cpu0", Precision::Float, 1024)->seconds(64 + 3), 1e-15);
+  EXPECT_NEAR(gpu.compute_s, p.rate("gpu0", Precision::Float, 1024, blocked)->seconds(512 + 3), 1e-15);
+  // cpu0 pulls 4 rows from gpu0 a round; gpu0 pulls 4 from cpu0 and pushes its 4 to the host.
+  EXPECT_NEAR(cpu.exchange_s, (4e-6 + 4 * row / 12e9) / 4, 1e-15);
+  EXPECT_NEAR(gpu.exchange_s, (3e-6 + 4 * row / 10e9 + 4e-6 + 4 * row / 12e9) / 4, 1e-15);
+  EXPECT_NEAR(cpu.exposed_s, 2e-6 + cpu.exchange_s, 1e-15) << "the CPU's loop, and the exchange waited for";
+  EXPECT_LT(deep.device(1, 512).exchange_s, plain.device(1, 512).exchange_s);
+  const Prediction pr = deep.predict({64, 512});
+  EXPECT_DOUBLE_EQ(pr.iteration_s, std::max(cpu.iteration_s, gpu.iteration_s));
+  EXPECT_THROW(SplitModel(sample_profile(), devices, Precision::Float, 1024, stop, blocked), InvalidArgument)
+      << "no blocked curve for the GPU";
+}
+
+TEST(Learn, AVariantRunMovesTheVariantsCurveAtTheRowsSwept) {
+  Profile p = sample_profile();
+  const VariantChoice blocked{Variant::Blocked, 4};
+  const std::string key = rate_key(Precision::Float, 1024, blocked);
+  p.devices["gpu0"].rates[key] = RateCurve({{16, 5e-6}, {1024, 20e-6}});
+  const double sync_before = p.rate("gpu0", Precision::Float, 1024)->seconds(515);
+  const double blocked_before = p.rate("gpu0", Precision::Float, 1024, blocked)->seconds(515);
+  Report r;
+  r.nx = 1024;
+  r.precision = Precision::Float;
+  r.iterations = 100;
+  r.devices = {DeviceReport{"cpu0", 1, 512, 100 * 600e-6, 0, 0, 0}, DeviceReport{"gpu0", 513, 512, 100 * 30e-6, 0, 0, 0}};
+  EXPECT_EQ(learn(p, r, 0.5, blocked), 2);
+  const double blocked_after = p.rate("gpu0", Precision::Float, 1024, blocked)->seconds(515);
+  EXPECT_GT(blocked_after, blocked_before) << "moved towards the 30 us measured at 512 + 3 rows";
+  EXPECT_LE(blocked_after, 30e-6);
+  EXPECT_DOUBLE_EQ(p.rate("gpu0", Precision::Float, 1024)->seconds(515), sync_before) << "the sync curve stays";
 }
 
 }  // namespace

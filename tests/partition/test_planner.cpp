@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <random>
@@ -118,6 +119,36 @@ TEST(Planner, EqualDevicesDifferByAtMostOneRow) {
     hi = std::max(hi, d.rows);
   }
   EXPECT_LE(hi - lo, 1);
+}
+
+// A blocked split: the GPUs priced by their blocked curves, and no device with
+// fewer rows than the depth (its neighbours' ghost rows come from it).
+TEST(Planner, BlockedSplitsGiveEveryDeviceItsDepthInRows) {
+  std::mt19937 rng(13);
+  for (int trial = 0; trial < 20; ++trial) {
+    Profile p = random_profile({{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}, {"gpu1", DeviceKind::Gpu},
+                                {"cpu1", DeviceKind::Cpu}},
+                               rng);
+    const VariantChoice blocked{Variant::Blocked, 2 + trial % 7};
+    for (const char* gpu : {"gpu0", "gpu1"}) {
+      DeviceProfile& d = p.devices[gpu];
+      d.rates[rate_key(Precision::Double, kNx, blocked)] = d.rates[kKey].scaled(0.5);
+      d.step[rate_key(Precision::Double, kNx, blocked)] = d.step[kKey];
+    }
+    const std::vector<Candidate> c = {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu},
+                                      {"gpu1", DeviceKind::Gpu}, {"cpu1", DeviceKind::Cpu}};
+    StopRule stop;
+    stop.max_iterations = 1000;
+    const std::int64_t ny = 4 * blocked.param + static_cast<std::int64_t>(rng() % 40);
+    const SplitPlan plan = plan_split(p, c, Precision::Double, kNx, ny, stop, blocked);
+    std::int64_t total = 0;
+    for (const auto& d : plan.devices) {
+      if (plan.devices.size() > 1) EXPECT_GE(d.rows, blocked.param) << d.name << ", trial " << trial;
+      total += d.rows;
+    }
+    EXPECT_EQ(total, ny);
+    EXPECT_TRUE(std::isfinite(plan.prediction.total_s));
+  }
 }
 
 TEST(Planner, LeavesOutWhatDoesNotPayAndSaysWhy) {

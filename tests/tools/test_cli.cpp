@@ -85,7 +85,8 @@ TEST(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
   expect_failure("explode", "explode");
   expect_failure("bench variants --gpu 99 --sizes 64", "no CUDA device 99");
   expect_failure("bench variants --alphas 0", "--alphas");
-  expect_failure("solve --nx 8 --variant blocked --cpu-devices 2 --devices cpu", "runs on one GPU alone");
+  expect_failure("solve --nx 8 --variant async2 --cpu-devices 2 --devices cpu", "runs on one GPU alone");
+  expect_failure("solve --nx 8 --variant blocked --depth 5 --cpu-devices 2 --devices cpu --rows 4,4", "has 4");
   expect_failure("solve --nx 8 --variant blocked --depth 40", "--depth");
   expect_failure("solve --nx 8 --variant wild", "--variant");
 }
@@ -286,24 +287,30 @@ TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
   expect_failure("sweep --nx 8 --cpu-devices 2 --devices cpu --csv /nonexistent-dir/s.csv", "/nonexistent-dir");
 }
 
+// Planned sync and blocked solves (blocked: 3-deep ghost zones, rows traded
+// every 3 iterations) both write the reference's bits.
 TEST(Cli, OutputHoldsTheReferenceSolution) {
-  const fs::path path = fs::temp_directory_path() / ("hetstencil_cli_" + std::to_string(getpid()) + ".npy");
-  const CliRun r = run_cli("solve --nx 13 --ny 11 --iters 25 --cpu-devices 3 --devices cpu --boundary 1 --output " + path.string());
-  ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("cpu2"), std::string::npos) << r.out;
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  fs::remove(path);
-
   Problem p;
   p.nx = 13;
   p.ny = 11;
   p.stop.max_iterations = 25;
   p.boundary = Boundary::constant(1.0);
   const auto want = solve_reference(p).grid<double>().values();
-  const std::size_t header = 10 + (static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8));
-  ASSERT_EQ(bytes.size(), header + want.size() * sizeof(double));
-  EXPECT_EQ(std::memcmp(bytes.data() + header, want.data(), want.size() * sizeof(double)), 0);
+  for (const std::string variant : {"", " --variant blocked --depth 3"}) {
+    SCOPED_TRACE(variant);
+    const fs::path path = fs::temp_directory_path() / ("hetstencil_cli_" + std::to_string(getpid()) + ".npy");
+    const CliRun r = run_cli("solve --nx 13 --ny 11 --iters 25 --cpu-devices 3 --devices cpu --boundary 1 --output " +
+                             path.string() + variant);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("split: planned from"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("sweep blocked (depth 3)") != std::string::npos, !variant.empty()) << r.out;
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    fs::remove(path);
+    const std::size_t header = 10 + (static_cast<unsigned char>(bytes[8]) | (static_cast<unsigned char>(bytes[9]) << 8));
+    ASSERT_EQ(bytes.size(), header + want.size() * sizeof(double));
+    EXPECT_EQ(std::memcmp(bytes.data() + header, want.data(), want.size() * sizeof(double)), 0);
+  }
 }
 
 TEST(Cli, CalibrateShowPredictAndLearn) {

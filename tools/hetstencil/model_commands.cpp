@@ -95,6 +95,7 @@ int run_calibrate(const ModelOptions& o) {
   c.nx = o.problem.nx;
   c.max_rows = o.max_rows;
   c.budget_s = o.budget;
+  c.variant = o.problem.variant_choice();
   const Calibration cal = calibrate(t, devices, c, base);
   save_profile(path, cal.profile);
   if (o.json) {
@@ -140,7 +141,7 @@ int run_predict(const ModelOptions& o) {
   }
   if (total != ny) HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not ny = " + std::to_string(ny));
   const Precision precision = parse_precision(o.problem.precision);
-  const Prediction pr = predict(p, planned, precision, o.problem.nx, o.problem.stop());
+  const Prediction pr = predict(p, planned, precision, o.problem.nx, o.problem.stop(), o.problem.variant_choice());
   fmt::print("{:<8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>10}\n", "device", "rows", "compute_ms", "exchange_ms",
              "exposed_ms", "iter_ms", "check_ms");
   for (const auto& d : pr.devices) {
@@ -161,7 +162,7 @@ std::vector<Candidate> profile_candidates(const Profile& p, const ModelOptions& 
                                           Precision precision) {
   std::vector<std::string> names;
   for (const auto& [name, d] : p.devices) {
-    if (p.rate(name, precision, o.problem.nx)) names.push_back(name);
+    if (p.rate(name, precision, o.problem.nx, o.problem.variant_choice())) names.push_back(name);
   }
   const auto chosen = device_selection(o.machine.devices, names);
   std::vector<DeviceInfo> devices;
@@ -185,7 +186,8 @@ int run_plan(const ModelOptions& o) {
   const Profile p = profile_for_planning(o, t, path);
   const Precision precision = parse_precision(o.problem.precision);
   const std::int64_t ny = o.problem.rows();
-  const SplitPlan plan = plan_split(p, profile_candidates(p, o, t, precision), precision, o.problem.nx, ny, o.problem.stop());
+  const SplitPlan plan = plan_split(p, profile_candidates(p, o, t, precision), precision, o.problem.nx, ny,
+                                    o.problem.stop(), o.problem.variant_choice());
   const Prediction& pr = plan.prediction;
   if (o.json) {
     nlohmann::json devices = nlohmann::json::array();
@@ -235,6 +237,7 @@ Command add_model_commands(CLI::App& app) {
   cal->add_option("--budget", o->budget, "seconds the calibration may take; what does not fit is skipped and said")
       ->check(CLI::PositiveNumber)->capture_default_str();
   cal->add_flag("--json", o->json, "print the profile as JSON");
+  add_variant_options(cal, o->problem);
   add_machine_options(cal, o->machine);
   add_profile_option(cal, *o);
   cal->callback([mode] { *mode = "calibrate"; });

@@ -10,6 +10,11 @@ StopRule ProblemOptions::stop() const {
   return s;
 }
 
+VariantChoice ProblemOptions::variant_choice() const {
+  const Variant v = parse_variant(variant);
+  return {v, v == Variant::Blocked ? depth : alpha};
+}
+
 void add_problem_options(CLI::App* command, ProblemOptions& o) {
   const auto size = CLI::Range(std::int64_t(1), std::int64_t(1) << 30);
   command->add_option("--nx", o.nx, "interior points per row")->check(size)->capture_default_str();
@@ -22,6 +27,19 @@ void add_problem_options(CLI::App* command, ProblemOptions& o) {
       ->check(CLI::PositiveNumber);
   command->add_option("--check-every", o.check_every, "iterations between residual checks with --tol")
       ->check(CLI::PositiveNumber)->capture_default_str();
+  add_variant_options(command, o);
+}
+
+void add_variant_options(CLI::App* command, ProblemOptions& o) {
+  command->add_option("--variant", o.variant,
+                      "how GPUs sweep: sync, blocked (K sweeps a pass over K-deep ghost zones, the same bits; across "
+                      "devices K rows are exchanged every K iterations), or on one GPU alone async2 or async3 "
+                      "(loosely synchronized: they converge, their bits are not defined)")
+      ->check(CLI::IsMember({"sync", "async2", "async3", "blocked"}))->capture_default_str();
+  command->add_option("--alpha", o.alpha, "async2/async3: sweeps of a tile between global synchronizations")
+      ->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
+  command->add_option("--depth", o.depth, "blocked: sweeps per pass, the ghost zones' depth, iterations per exchange")
+      ->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
 }
 
 Problem make_problem(const ProblemOptions& o, double boundary) {

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 
 namespace hetstencil::cli {
@@ -17,14 +18,21 @@ struct ProblemOptions {
   std::int64_t iterations = 500;
   double tolerance = 0.0;
   std::int64_t check_every = 100;
+  std::string variant = "sync";
+  int alpha = 8;
+  int depth = 4;
 
   std::int64_t rows() const { return ny > 0 ? ny : nx; }
   StopRule stop() const;
+  /// How GPUs sweep: the variant with its depth (blocked) or alpha (async).
+  VariantChoice variant_choice() const;
 };
 
-/// Adds --nx, --ny, --precision, --iters, --tol and --check-every, with the
-/// values already in `o` as defaults.
+/// Adds --nx, --ny, --precision, --iters, --tol, --check-every, --variant,
+/// --alpha and --depth, with the values already in `o` as defaults.
 void add_problem_options(CLI::App* command, ProblemOptions& o);
+/// Adds --variant, --alpha and --depth alone.
+void add_variant_options(CLI::App* command, ProblemOptions& o);
 
 /// The Poisson problem of the options (spike source), validated.
 Problem make_problem(const ProblemOptions& o, double boundary = 0.0);

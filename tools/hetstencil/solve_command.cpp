@@ -32,9 +32,6 @@ struct SolveOptions {
   bool learn = true;
   bool calibrate = true;
   double budget = 10.0;
-  std::string variant = "sync";
-  int alpha = 8;
-  int depth = 4;
   // Given on the command line (a saved plan's grid must not contradict them).
   bool nx_given = false, ny_given = false, precision_given = false;
 };
@@ -63,29 +60,25 @@ int run_solve(SolveOptions o) {
   const Problem p = make_problem(o.problem, o.boundary);
   if (!o.output.empty()) check_writable(o.output);  // fail now, not after the solve
 
-  // A variant other than sync runs on one GPU alone, and the model knows sync only.
-  const VariantChoice variant{parse_variant(o.variant), o.variant == "blocked" ? o.depth : o.alpha};
-  const bool synchronous = variant.variant == Variant::Sync;
-  // The model: needed to plan (calibrated first when missing) and, for any
-  // other split, to predict it when there is one.
-  const bool planning = synchronous && !saved && o.rows.empty() && o.split.empty();
+  // sync and blocked run on any devices; the asynchronous variants on one GPU alone.
+  const VariantChoice variant = o.problem.variant_choice();
+  // The model (of the GPUs running the variant): needed to plan (calibrated
+  // first when missing) and, for any other split, to predict it when there is one.
+  const bool planning = !saved && o.rows.empty() && o.split.empty();
   Runtime runtime(o.machine);
-  const MachineModel model = machine_model(runtime, o.machine, p, planning && o.calibrate, o.budget);
   const auto& devices = runtime.devices();
+  if (!deterministic(variant.variant) && (devices.size() != 1 || devices.front().kind != DeviceKind::Gpu)) {
+    HETSTENCIL_THROW(InvalidArgument, "--variant " + o.problem.variant + " runs on one GPU alone: choose it with "
+                                      "--devices gpuN");
+  }
+  const MachineModel model = machine_model(runtime, o.machine, p, planning && o.calibrate, o.budget, variant);
   std::vector<std::string> names;
   for (const auto& d : devices) names.push_back(d.name);
 
   Plan plan;
   std::string how;
   std::vector<LeftOut> left_out;
-  if (!synchronous) {
-    if (devices.size() != 1 || devices.front().kind != DeviceKind::Gpu || saved || !o.rows.empty() || !o.split.empty()) {
-      HETSTENCIL_THROW(InvalidArgument, "--variant " + o.variant + " runs on one GPU alone for now: choose it with "
-                                        "--devices gpuN (and no --rows, --split or --plan)");
-    }
-    plan = runtime.even_plan(p);
-    how = fmt::format("one GPU, variant {} ({} {})", o.variant, o.variant == "blocked" ? "depth" : "alpha", variant.param);
-  } else if (saved) {
+  if (saved) {
     plan = plan_of(saved->names, saved->rows, devices);
     how = "the saved plan " + o.plan_file;
   } else if (!o.rows.empty() || !o.split.empty()) {
@@ -98,8 +91,8 @@ int run_solve(SolveOptions o) {
     const std::vector<std::int64_t> rows = o.rows.empty() ? rows_of_shares(o.split, p.ny) : o.rows;
     plan = plan_of(names, rows, devices);
     how = o.rows.empty() ? "forced by --split" : "forced by --rows";
-  } else if (model.profile && covers(*model.profile, devices, p.precision, p.nx)) {
-    const SplitPlan planned = model_plan(*model.profile, runtime, p);
+  } else if (model.profile && covers(*model.profile, devices, p.precision, p.nx, variant)) {
+    const SplitPlan planned = model_plan(*model.profile, runtime, p, variant);
     std::vector<std::string> order;
     std::vector<std::int64_t> rows;
     for (const auto& d : planned.devices) {
@@ -115,8 +108,12 @@ int run_solve(SolveOptions o) {
                              : "even (no model of this machine for this problem; hetstencil calibrate makes one)";
   }
   plan.variant = variant;
+  if (variant.variant != Variant::Sync) {
+    how += fmt::format("; GPUs sweep {} ({} {})", o.problem.variant, variant.variant == Variant::Blocked ? "depth" : "alpha",
+                       variant.param);
+  }
   const std::optional<Prediction> prediction =
-      model.profile && synchronous ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
+      model.profile ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
 
   ProgressLine progress(!o.json);
   const Result result = runtime.solve(p, plan, progress.callback());
@@ -126,9 +123,9 @@ int run_solve(SolveOptions o) {
   }
   // The run's measurements flow back into this machine's profile.
   std::string learned;
-  if (o.learn && model.profile && synchronous) {
+  if (o.learn && model.profile) {
     Profile updated = *model.profile;
-    if (const int moved = learn(updated, result.report); moved > 0) {
+    if (const int moved = learn(updated, result.report, 0.25, variant); moved > 0) {
       save_profile(model.path, updated);
       learned = fmt::format("profile: {} device curve(s) updated from this run ({})", moved, model.path);
     }
@@ -172,14 +169,6 @@ Command add_solve_command(CLI::App& app) {
                 "without a model of this machine for the problem, split evenly instead of calibrating first");
   sub->add_option("--budget", o->budget, "seconds a first calibration may take")->check(CLI::PositiveNumber)
       ->capture_default_str();
-  sub->add_option("--variant", o->variant,
-                  "how a GPU sweeps: sync (any split), or on one GPU alone blocked (the same bits, K sweeps per pass), "
-                  "async2 or async3 (loosely synchronized: converge, bits not defined)")
-      ->check(CLI::IsMember({"sync", "async2", "async3", "blocked"}))->capture_default_str();
-  sub->add_option("--alpha", o->alpha, "async2/async3: sweeps of a tile between global synchronizations")
-      ->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
-  sub->add_option("--depth", o->depth, "blocked: sweeps per pass (the ghost zone's depth)")
-      ->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"
               "The right-hand side is a unit point load in the middle (h*h*f = 1 at one cell).\n"

@@ -16,32 +16,40 @@
 
 namespace hetstencil::cli {
 
-bool covers(const Profile& profile, const std::vector<DeviceInfo>& devices, Precision precision, std::int64_t nx) {
+bool covers(const Profile& profile, const std::vector<DeviceInfo>& devices, Precision precision, std::int64_t nx,
+            const VariantChoice& variant) {
   return std::all_of(devices.begin(), devices.end(), [&](const DeviceInfo& d) {
     const auto it = profile.devices.find(d.name);
-    return it != profile.devices.end() && it->second.rates.count(rate_key(precision, nx)) > 0;
+    const VariantChoice swept = d.kind == DeviceKind::Gpu ? variant : VariantChoice{};
+    return it != profile.devices.end() && it->second.rates.count(rate_key(precision, nx, swept)) > 0;
   });
 }
 
 MachineModel machine_model(const Runtime& runtime, const RuntimeOptions& machine, const Problem& problem,
-                           bool calibrate_missing, double budget_s) {
+                           bool calibrate_missing, double budget_s, const VariantChoice& variant) {
   MachineModel m;
   const Topology& t = runtime.topology();
   if (!t.this_machine) return m;
   const Fingerprint here = fingerprint_of(t);
   m.path = default_profile_path(here.host);
   m.profile = load_profile(m.path, &here);
-  if (!calibrate_missing || (m.profile && covers(*m.profile, runtime.devices(), problem.precision, problem.nx))) return m;
+  if (!calibrate_missing || (m.profile && covers(*m.profile, runtime.devices(), problem.precision, problem.nx, variant))) {
+    return m;
+  }
 
   // The model is measured at the problem's own width: a curve scaled from
   // another width misses how rows fill a GPU and how a slab fits a cache.
-  fmt::print(stderr, "hetstencil: this machine's profile ({}) has no {} curves for rows of {}: calibrating first\n",
-             m.path, to_string(problem.precision), problem.nx);
+  fmt::print(stderr, "hetstencil: this machine's profile ({}) has no {} curves for rows of {}{}: calibrating first\n",
+             m.path, to_string(problem.precision), problem.nx,
+             variant.variant == Variant::Sync
+                 ? ""
+                 : fmt::format(" (GPUs sweeping {} {})", to_string(variant.variant), variant.param));
   std::fflush(stderr);
   CalibrationOptions c;
   c.precisions = {problem.precision};
   c.nx = problem.nx;
   c.budget_s = budget_s;
+  c.variant = variant;
   // Calibration makes devices of its own, as the runtime maps them; the
   // runtime's own wait idle meanwhile.
   const auto specs = map_devices(
@@ -106,9 +114,10 @@ Plan plan_of(const std::vector<std::string>& names, const std::vector<std::int64
   return plan;
 }
 
-SplitPlan model_plan(const Profile& profile, const Runtime& runtime, const Problem& problem) {
+SplitPlan model_plan(const Profile& profile, const Runtime& runtime, const Problem& problem,
+                     const VariantChoice& variant) {
   return plan_split(profile, candidates_of(runtime.devices(), runtime.topology(), problem.precision, problem.nx),
-                    problem.precision, problem.nx, problem.ny, problem.stop);
+                    problem.precision, problem.nx, problem.ny, problem.stop, variant);
 }
 
 std::optional<Prediction> predict_plan(const Profile& profile, const std::vector<DeviceInfo>& devices, const Plan& plan,
@@ -116,10 +125,10 @@ std::optional<Prediction> predict_plan(const Profile& profile, const std::vector
   std::vector<PlannedDevice> planned;
   for (const auto& part : plan.parts) {
     const DeviceInfo& d = devices.at(part.device);
-    if (!profile.rate(d.name, problem.precision, problem.nx)) return std::nullopt;
+    if (!profile.rate(d.name, problem.precision, problem.nx, plan.variant)) return std::nullopt;
     planned.push_back(PlannedDevice{d.name, d.kind, part.rows});
   }
-  return predict(profile, planned, problem.precision, problem.nx, problem.stop);
+  return predict(profile, planned, problem.precision, problem.nx, problem.stop, plan.variant);
 }
 
 SavedPlan read_saved_plan(const std::string& path) {

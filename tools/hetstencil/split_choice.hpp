@@ -26,11 +26,14 @@ struct MachineModel {
 /// runtime's are; saying so on stderr, and how long it took) and saves the
 /// profile; without, it returns what there is (possibly nothing). A described
 /// machine (--topology/--synthetic) has no profile here.
+/// With a variant, the GPUs' curves must be for it (and are calibrated for it).
 MachineModel machine_model(const Runtime& runtime, const RuntimeOptions& machine, const Problem& problem,
-                           bool calibrate, double budget_s);
+                           bool calibrate, double budget_s, const VariantChoice& variant = {});
 
-/// Whether the profile has this precision's curve at exactly this width for every device.
-bool covers(const Profile& profile, const std::vector<DeviceInfo>& devices, Precision precision, std::int64_t nx);
+/// Whether the profile has this precision's curve at exactly this width for
+/// every device (for a GPU, swept by the variant).
+bool covers(const Profile& profile, const std::vector<DeviceInfo>& devices, Precision precision, std::int64_t nx,
+            const VariantChoice& variant = {});
 
 /// Rows for devices in order from shares (any non-negative numbers, scaled to
 /// add up to 1): largest remainders, so they add up to ny; a device with a
@@ -42,10 +45,11 @@ std::vector<std::int64_t> rows_of_shares(const std::vector<double>& shares, std:
 Plan plan_of(const std::vector<std::string>& names, const std::vector<std::int64_t>& rows,
              const std::vector<DeviceInfo>& devices);
 
-/// The model's plan for this problem on these devices.
-SplitPlan model_plan(const Profile& profile, const Runtime& runtime, const Problem& problem);
+/// The model's plan for this problem on these devices, GPUs sweeping by the variant.
+SplitPlan model_plan(const Profile& profile, const Runtime& runtime, const Problem& problem,
+                     const VariantChoice& variant = {});
 
-/// The model's prediction for a plan, when the profile covers its devices.
+/// The model's prediction for a plan (its variant too), when the profile covers its devices.
 std::optional<Prediction> predict_plan(const Profile& profile, const std::vector<DeviceInfo>& devices, const Plan& plan,
                                        const Problem& problem);
 

@@ -80,7 +80,8 @@ int run_sweep(const SweepOptions& o) {
   check_writable(plot);
 
   Runtime runtime(o.machine);
-  const MachineModel model = machine_model(runtime, o.machine, p, o.calibrate, o.budget);
+  const VariantChoice variant = o.problem.variant_choice();
+  const MachineModel model = machine_model(runtime, o.machine, p, o.calibrate, o.budget, variant);
   const auto& devices = runtime.devices();
   if (devices.size() < 2) HETSTENCIL_THROW(InvalidArgument, "a sweep needs two devices or more (see --devices)");
   std::vector<std::string> names;
@@ -91,9 +92,9 @@ int run_sweep(const SweepOptions& o) {
   // rest as the model shares it between them (evenly without a model).
   std::optional<std::vector<std::int64_t>> model_rows;
   std::vector<double> weights(devices.size(), 1.0);
-  const bool modelled = model.profile && covers(*model.profile, devices, p.precision, p.nx);
+  const bool modelled = model.profile && covers(*model.profile, devices, p.precision, p.nx, variant);
   if (modelled) {
-    const SplitPlan planned = model_plan(*model.profile, runtime, p);
+    const SplitPlan planned = model_plan(*model.profile, runtime, p, variant);
     model_rows = std::vector<std::int64_t>(devices.size(), 0);
     for (const auto& d : planned.devices) {
       (*model_rows)[static_cast<std::size_t>(std::find(names.begin(), names.end(), d.name) - names.begin())] = d.rows;
@@ -140,7 +141,8 @@ int run_sweep(const SweepOptions& o) {
   for (std::size_t k = 0; k < points.size(); ++k) {
     Point& pt = points[k];
     pt.share = static_cast<double>(pt.rows[v]) / static_cast<double>(p.ny);
-    const Plan plan = plan_of(names, pt.rows, devices);
+    Plan plan = plan_of(names, pt.rows, devices);
+    plan.variant = variant;
     const std::optional<Prediction> prediction =
         model.profile ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
     std::vector<double> measured;
