@@ -2,14 +2,16 @@
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
-#   tools/gpu-check.sh [tests] [sanitize] [bench] [solves] [model] [variants]   (default: all)
+#   tools/gpu-check.sh [tests] [sanitize] [bench] [solves] [model] [blocked] [variants]   (default: all)
 # model: for each device set of the machine (CPU socket + GPU, 2 GPUs, CPU + 2 GPUs)
 # and each problem (float/double, 16384^2 and 1024^2): calibrate, a planned solve
 # (predicted beside measured), and a sweep of one device's share (CSV + PNG).
+# blocked: for each device set, calibrate for blocked (K = 4, 8), then planned
+# solves of float 16384^2, sync and blocked, predicted beside measured.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests sanitize bench solves model variants}
+parts=${*:-tests sanitize bench solves model blocked variants}
 mkdir -p "$out"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
@@ -108,6 +110,29 @@ if want model; then
       record "sweep $label" "$(grep -E '^measured best' "$out/sweep-$label.txt")"
       record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
     done
+  done
+fi
+
+if want blocked; then
+  step "blocked across devices: planned from the model, beside sync"
+  export XDG_CACHE_HOME=$out/cache-blocked
+  mkdir -p "$XDG_CACHE_HOME"
+  sets=("gpu0" "cpu0,gpu0")
+  [ "$gpus" -ge 2 ] && sets=("gpu0,gpu1" "cpu0,gpu0,gpu1")
+  rows() { awk '/^(cpu|gpu)[0-9]+ /{printf "%s %s, ", $1, $2}' "$1"; }
+  for devices in "${sets[@]}"; do
+    common=(--devices "$devices" --precision float --nx 16384 --iters 1000 --no-learn)
+    for depth in 4 8; do
+      label="${devices//,/_}-blocked$depth"
+      $bin calibrate --devices "$devices" --precision float --nx 16384 --variant blocked --depth $depth \
+        >"$out/calibrate-$label.txt" 2>&1
+      record "calibrate $label" "$(grep -oE 'calibrated in [0-9.]+ s' "$out/calibrate-$label.txt")"
+      $bin solve "${common[@]}" --variant blocked --depth $depth >"$out/solve-$label.txt" 2>&1
+      record "solve $label" "$(rows "$out/solve-$label.txt")$(grep -E '^predicted' "$out/solve-$label.txt" | sed 's/; the run.*//')"
+    done
+    label="${devices//,/_}-sync"
+    $bin solve "${common[@]}" >"$out/solve-$label.txt" 2>&1
+    record "solve $label" "$(rows "$out/solve-$label.txt")$(grep -E '^predicted' "$out/solve-$label.txt" | sed 's/; the run.*//')"
   done
 fi
 
