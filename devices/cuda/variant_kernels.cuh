@@ -1,11 +1,19 @@
-// Tile kernels for the GPU variants beside the synchronous sweep (the original
-// study's chapter V). A block loads a tile of the grid with a ghost zone into
-// shared memory and sweeps it several times there before writing it back:
+// Kernels for the GPU variants beside the synchronous sweep (the original
+// study's chapter V).
 //
-//   blocked (deterministic temporal blocking): a ghost zone K deep; sweep s
-//     updates the tile grown by K - s, so after K sweeps the tile holds exactly
-//     K Jacobi iterates: the bits of K plain sweeps, for a read and a write of
-//     the grid per K iterations instead of per iteration.
+//   blocked (deterministic temporal blocking), streamed: a block owns a strip
+//     of columns with K ghost columns a side and walks down a band of rows,
+//     keeping the last rows of every one of K iterates in flight. Each row read
+//     from the grid becomes iterate 1 one row behind, iterate 2 two rows behind,
+//     ... iterate K K rows behind, which is written back: the bits of K plain
+//     sweeps for a read and a write of the grid per K iterations. Iterate l is
+//     exact on the strip but its l outer columns, and on the band but its first
+//     rows, which start K rows early. Vertical neighbours live in registers, a
+//     row's horizontal neighbours in shared memory.
+//
+// The tile variants load a tile of the grid with a ghost ring into shared
+// memory and sweep it several times there before writing it back:
+//
 //   async2 (the study's Async 2): a ghost ring one deep, left as it was loaded;
 //     alpha sweeps of the tile with block barriers only, no exchange with the
 //     neighbouring tiles until the kernel ends.
@@ -14,7 +22,7 @@
 //     the tile's edge cells are written there at every sweep, so tiles see each
 //     other's progress whenever it lands. Not deterministic.
 //
-// Each thread owns one column of the tile and walks down it. Every update is the
+// Each thread owns one column and walks down it. Every update is the
 // reference's expression 0.25 * ((((n + s) + w) + e) + h*h*f), built with
 // -fmad=false like the synchronous kernel.
 #pragma once
@@ -30,9 +38,8 @@
 
 namespace hetstencil::cuda {
 
-// The tile's shape: measured on an H100 (16384^2 float, blocked K = 4 per
-// iteration over sync: 128 x 32 1.43, 128 x 16 1.39, 256 x 16 1.39, 256 x 32
-// 1.26, 128 x 64 1.12). Overridable at build time to measure others.
+// The async tiles' shape (measured for the earlier tiled blocked kernel on an
+// H100: 128 x 32 was best of 128/256 x 16/32/64). Overridable at build time.
 #ifndef HETSTENCIL_TILE_COLUMNS
 #define HETSTENCIL_TILE_COLUMNS 128
 #endif
@@ -49,8 +56,7 @@ struct TileArgs {
   std::int64_t spike_row = -1;  // grid row and column of the spike, -1 when none
   std::int64_t spike_col = -1;
   int halo = 1;    // ghost depth around the tile
-  int steps = 1;   // sweeps in this pass (blocked: at most halo)
-  bool shrink = false;  // blocked: sweep s updates the ghost zone but its outer s rings
+  int steps = 1;   // sweeps in this pass
 
   __host__ __device__ int tile_columns() const { return kTileColumns - 2 * halo; }
   __host__ __device__ int height() const { return kTileRows + 2 * halo; }
@@ -72,7 +78,7 @@ __device__ __forceinline__ T source_at(const T* h2f, const TileArgs& a, std::int
   return gr == a.spike_row && gc == a.spike_col ? T(1) : T(0);
 }
 
-/// blocked and async2: reads u, writes the tile's cells of the next iterate to v.
+/// async2: reads u, writes the tile's cells of the next iterate to v.
 template <class T>
 __global__ void __launch_bounds__(kTileColumns) tile_kernel(const T* __restrict__ u, T* __restrict__ v,
                                                             const T* __restrict__ h2f, TileArgs a) {
@@ -99,7 +105,7 @@ __global__ void __launch_bounds__(kTileColumns) tile_kernel(const T* __restrict_
   for (int step = 1; step <= a.steps; ++step) {
     const T* src = buffer[(step - 1) & 1];
     T* dst = buffer[step & 1];
-    const int lo = a.shrink ? step : a.halo;  // rows and columns [lo, H - lo) x [lo, W - lo) are swept
+    const int lo = a.halo;  // rows and columns [lo, H - lo) x [lo, W - lo) are swept
     if (j >= lo && j < W - lo) {
       T north = src[(lo - 1) * W + j];
       T centre = src[lo * W + j];
@@ -127,7 +133,7 @@ __global__ void __launch_bounds__(kTileColumns) tile_kernel(const T* __restrict_
   }
 }
 
-/// async3: u updated in place (halo 1, no shrink).
+/// async3: u updated in place (halo 1).
 template <class T>
 __global__ void __launch_bounds__(kTileColumns) async3_kernel(T* u, const T* __restrict__ h2f, TileArgs a) {
   extern __shared__ unsigned char shared[];
@@ -179,8 +185,82 @@ __global__ void __launch_bounds__(kTileColumns) async3_kernel(T* u, const T* __r
   }
 }
 
-/// Deepest ghost zone (blocked) or most sweeps between synchronizations (async).
-constexpr int kMaxTileSweeps = kMaxVariantSweeps;
+// The streamed blocked kernel's shape: columns of a strip (ghost columns
+// included) and rows of a band.
+constexpr int kStreamColumns = 256;
+constexpr int kStreamRows = 256;
+
+/// blocked: S sweeps of the grid in `a` from u into v (rows 1..ny, columns 1..nx).
+template <class T, int S>
+__global__ void __launch_bounds__(kStreamColumns) stream_kernel(const T* __restrict__ u, T* __restrict__ v,
+                                                                const T* __restrict__ h2f, TileArgs a) {
+  // Per step parity and iterate: the row whose neighbours are being taken,
+  // with a padding column each side.
+  __shared__ T row[2][S][kStreamColumns + 2];
+  const SlabLayout& s = a.layout;
+  const int j = threadIdx.x;
+  const std::int64_t gc = static_cast<std::int64_t>(blockIdx.x) * (kStreamColumns - 2 * S) - S + j;
+  const bool column_in_grid = gc >= 0 && gc <= s.nx + 1;
+  const bool column_inside = gc >= 1 && gc <= s.nx;
+  const bool writes = column_inside && j >= S && j < kStreamColumns - S;
+  const std::int64_t first = 1 + static_cast<std::int64_t>(blockIdx.y) * kStreamRows;  // the band's rows
+  const std::int64_t end = first + kStreamRows < a.ny + 1 ? first + kStreamRows : a.ny + 1;
+  if (j < 2) {  // the padding: read only by cells outside the strip's exact part
+    for (int p = 0; p < 2; ++p) {
+      for (int l = 0; l < S; ++l) row[p][l][j * (kStreamColumns + 1)] = T(0);
+    }
+  }
+  // Iterate l's rows i - l - 2 (north) and i - l - 1 (centre) when row i comes in.
+  T north[S], centre[S];
+#pragma unroll
+  for (int l = 0; l < S; ++l) north[l] = centre[l] = T(0);
+  int parity = 0;
+  for (std::int64_t i = first - S; i < end + S; ++i) {
+    T x = column_in_grid && i >= 0 && i <= a.ny + 1 ? u[i * s.pitch + s.offset + gc] : T(0);
+#pragma unroll
+    for (int l = 0; l < S; ++l) row[parity][l][j + 1] = centre[l];
+    __syncthreads();  // one barrier a row: the other parity's rows are read before the next
+#pragma unroll
+    for (int l = 0; l < S; ++l) {
+      // x is iterate l at row i - l; iterate l + 1 at row i - l - 1 follows.
+      const std::int64_t r = i - l - 1;
+      T next = centre[l];  // the boundary and cells outside the grid keep their values
+      if (column_inside && r >= 1 && r <= a.ny) {
+        next = T(0.25) * ((((north[l] + x) + row[parity][l][j]) + row[parity][l][j + 2]) + source_at(h2f, a, r, gc));
+      }
+      north[l] = centre[l];
+      centre[l] = x;
+      x = next;
+    }
+    const std::int64_t r = i - S;  // x is iterate S there
+    if (writes && r >= first && r < end) v[r * s.pitch + s.offset + gc] = x;
+    parity ^= 1;
+  }
+}
+
+template <class T, int S>
+void launch_stream(const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>((a.layout.nx + kStreamColumns - 2 * S - 1) / (kStreamColumns - 2 * S)),
+                  static_cast<unsigned>((a.ny + kStreamRows - 1) / kStreamRows));
+  stream_kernel<T, S><<<grid, kStreamColumns, 0, stream>>>(u, v, h2f, a);
+}
+
+/// blocked: `steps` (1..kMaxBlockedDepth) sweeps from u into v.
+template <class T>
+void launch_blocked(int steps, const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream_t stream) {
+  static_assert(kMaxBlockedDepth == 8, "one instance per depth");
+  switch (steps) {
+    case 1: launch_stream<T, 1>(u, v, h2f, a, stream); break;
+    case 2: launch_stream<T, 2>(u, v, h2f, a, stream); break;
+    case 3: launch_stream<T, 3>(u, v, h2f, a, stream); break;
+    case 4: launch_stream<T, 4>(u, v, h2f, a, stream); break;
+    case 5: launch_stream<T, 5>(u, v, h2f, a, stream); break;
+    case 6: launch_stream<T, 6>(u, v, h2f, a, stream); break;
+    case 7: launch_stream<T, 7>(u, v, h2f, a, stream); break;
+    default: launch_stream<T, 8>(u, v, h2f, a, stream); break;
+  }
+}
+
 
 /// Lets the tile kernels have all the shared memory a block may have on the
 /// current GPU (deep ghost zones need more than the default 48 KiB); returns it.
@@ -194,25 +274,30 @@ int allow_tile_shared_memory(int gpu, const std::string& context) {
   return limit;
 }
 
-/// One pass of a tile variant over the grid in `a` (its halo, steps and shrink
-/// are set here): `steps` sweeps of every tile. blocked and async2 read u and
-/// write v, and return true (the caller swaps them); async3 updates u in place.
+/// One pass of a variant over the grid in `a` (its halo and steps are set
+/// here): `steps` sweeps. blocked and async2 read u and write v, and return true
+/// (the caller swaps them); async3 updates u in place.
 template <class T>
 bool launch_tile_pass(const VariantChoice& c, int steps, T* u, T* v, const T* h2f, TileArgs a, int shared_limit,
                       cudaStream_t stream, const std::string& context) {
-  if (c.param < 1 || c.param > kMaxTileSweeps) {
-    HETSTENCIL_THROW(InvalidArgument, context + ": " + to_string(c.variant) + " needs alpha or depth 1.." +
-                                          std::to_string(kMaxTileSweeps) + ", not " + std::to_string(c.param));
+  if (c.param < 1 || c.param > max_sweeps(c.variant) || steps < 1 || steps > c.param) {
+    HETSTENCIL_THROW(InvalidArgument, context + ": " + to_string(c.variant) + " with " + std::to_string(c.param) +
+                                          " takes 1.." + std::to_string(max_sweeps(c.variant)) +
+                                          " sweeps a pass, not " + std::to_string(steps));
+  }
+  if (c.variant == Variant::Blocked) {
+    launch_blocked<T>(steps, u, v, h2f, a, stream);
+    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context + ": launching a blocked pass");
+    return true;
   }
   const bool in_place = c.variant == Variant::Async3;
-  a.halo = c.variant == Variant::Blocked ? c.param : 1;
+  a.halo = 1;
   a.steps = steps;
-  a.shrink = c.variant == Variant::Blocked;
   const std::size_t shared = tile_shared_bytes<T>(a, in_place ? 1 : 2);
   if (shared > static_cast<std::size_t>(shared_limit)) {
     HETSTENCIL_THROW(InvalidArgument, context + ": " + to_string(c.variant) + " with " + std::to_string(c.param) +
                                           " needs " + std::to_string(shared / 1024) + " KiB of shared memory a block; " +
-                                          "it has " + std::to_string(shared_limit / 1024) + " KiB (take a smaller depth)");
+                                          "it has " + std::to_string(shared_limit / 1024) + " KiB");
   }
   if (in_place) {
     async3_kernel<T><<<tile_grid(a), kTileColumns, shared, stream>>>(u, h2f, a);

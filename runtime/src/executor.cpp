@@ -159,10 +159,10 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
   problem.validate();
   validate_plan(plan, problem, devices.size());
   if (plan.variant.variant != Variant::Sync) {
-    if (plan.variant.param < 1 || plan.variant.param > kMaxVariantSweeps) {
+    if (plan.variant.param < 1 || plan.variant.param > max_sweeps(plan.variant.variant)) {
       HETSTENCIL_THROW(InvalidArgument, to_string(plan.variant.variant) + " needs " +
                                             (plan.variant.variant == Variant::Blocked ? "a depth" : "an alpha") +
-                                            " of 1.." + std::to_string(kMaxVariantSweeps) + ", not " +
+                                            " of 1.." + std::to_string(max_sweeps(plan.variant.variant)) + ", not " +
                                             std::to_string(plan.variant.param));
     }
     const Device& d = *devices[plan.parts.front().device];

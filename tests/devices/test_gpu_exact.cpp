@@ -127,7 +127,7 @@ TEST(GpuExactPlans, BlockedAcrossDevices) {
     Runtime runtime(on(set));
     const auto n = static_cast<std::int64_t>(runtime.devices().size());
     for (int trial = 0; trial < 10; ++trial) {
-      const int depth = std::vector<int>{1, 2, 3, 4, 7, 16}[static_cast<std::size_t>(trial % 6)];
+      const int depth = std::vector<int>{1, 2, 3, 4, 7, 8}[static_cast<std::size_t>(trial % 6)];
       Problem p = testing_support::exactness_problem(1 + static_cast<std::int64_t>(rng() % 900),
                                                      n * depth + static_cast<std::int64_t>(rng() % 300),
                                                      trial % 2 ? Precision::Float : Precision::Double, trial % 4 >= 2);

@@ -143,7 +143,9 @@ TEST(Planner, BlockedSplitsGiveEveryDeviceItsDepthInRows) {
     const SplitPlan plan = plan_split(p, c, Precision::Double, kNx, ny, stop, blocked);
     std::int64_t total = 0;
     for (const auto& d : plan.devices) {
-      if (plan.devices.size() > 1) EXPECT_GE(d.rows, blocked.param) << d.name << ", trial " << trial;
+      if (plan.devices.size() > 1) {
+        EXPECT_GE(d.rows, blocked.param) << d.name << ", trial " << trial;
+      }
       total += d.rows;
     }
     EXPECT_EQ(total, ny);

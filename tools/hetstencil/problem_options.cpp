@@ -39,7 +39,7 @@ void add_variant_options(CLI::App* command, ProblemOptions& o) {
   command->add_option("--alpha", o.alpha, "async2/async3: sweeps of a tile between global synchronizations")
       ->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
   command->add_option("--depth", o.depth, "blocked: sweeps per pass, the ghost zones' depth, iterations per exchange")
-      ->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
+      ->check(CLI::Range(1, kMaxBlockedDepth))->capture_default_str();
 }
 
 Problem make_problem(const ProblemOptions& o, double boundary) {

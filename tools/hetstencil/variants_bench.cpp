@@ -155,9 +155,9 @@ Command add_variants_bench(CLI::App* bench) {
   sub->add_option("--iters", o->iterations, "T: sync's iterations, whose accuracy the others must reach")
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--alphas", o->alphas, "async2/async3: sweeps between global synchronizations")
-      ->delimiter(',')->check(CLI::Range(1, 32))->capture_default_str();
+      ->delimiter(',')->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
   sub->add_option("--depths", o->depths, "blocked: sweeps per pass (ghost-zone depth)")
-      ->delimiter(',')->check(CLI::Range(1, 32))->capture_default_str();
+      ->delimiter(',')->check(CLI::Range(1, kMaxBlockedDepth))->capture_default_str();
   sub->add_option("--runs", o->runs, "runs of each non-deterministic variant (the spread is shown)")
       ->check(CLI::PositiveNumber)->capture_default_str();
   sub->add_option("--gpu", o->gpu, "CUDA device")->check(CLI::NonNegativeNumber)->capture_default_str();

@@ -31,13 +31,16 @@ Variant parse_variant(const std::string& text);
 /// Whether the variant gives the reference's bits (sync, blocked).
 inline bool deterministic(Variant v) { return v == Variant::Sync || v == Variant::Blocked; }
 
-/// The most sweeps a variant makes per pass (blocked's K, async's alpha).
+/// The most sweeps a variant makes per pass: async's alpha; blocked's K (a
+/// GPU keeps K iterates in flight in registers).
 constexpr int kMaxVariantSweeps = 32;
+constexpr int kMaxBlockedDepth = 8;
+inline int max_sweeps(Variant v) { return v == Variant::Blocked ? kMaxBlockedDepth : kMaxVariantSweeps; }
 
 struct VariantChoice {
   Variant variant = Variant::Sync;
   /// async2/async3: alpha, the sweeps a tile makes between global synchronizations;
-  /// blocked: K, the sweeps per pass (the ghost zone's depth); 1..32. Ignored by sync.
+  /// blocked: K, the sweeps per pass (the ghost zone's depth); up to max_sweeps(). Ignored by sync.
   int param = 1;
 };
 
