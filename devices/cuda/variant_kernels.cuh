@@ -1,15 +1,15 @@
 // Kernels for the GPU variants beside the synchronous sweep (the original
 // study's chapter V).
 //
-//   blocked (deterministic temporal blocking), streamed: a block owns a strip
+//   blocked (deterministic temporal blocking), streamed: a warp owns a strip
 //     of columns with K ghost columns a side and walks down a band of rows,
 //     keeping the last rows of every one of K iterates in flight. Each row read
 //     from the grid becomes iterate 1 one row behind, iterate 2 two rows behind,
 //     ... iterate K K rows behind, which is written back: the bits of K plain
 //     sweeps for a read and a write of the grid per K iterations. Iterate l is
 //     exact on the strip but its l outer columns, and on the band but its first
-//     rows, which start K rows early. Vertical neighbours live in registers, a
-//     row's horizontal neighbours in shared memory.
+//     rows, which start K rows early. Everything lives in registers: vertical
+//     neighbours in a thread, horizontal ones from the next lane by shuffles.
 //
 // The tile variants load a tile of the grid with a ghost ring into shared
 // memory and sweep it several times there before writing it back:
@@ -185,64 +185,98 @@ __global__ void __launch_bounds__(kTileColumns) async3_kernel(T* u, const T* __r
   }
 }
 
-// The streamed blocked kernel's shape: columns of a strip (ghost columns
-// included) and rows of a band.
-constexpr int kStreamColumns = 256;
-constexpr int kStreamRows = 256;
+// The streamed blocked kernel's shape: a warp owns a strip of 32 x C columns
+// (ghost columns included), C of them a thread, and walks down a band of rows;
+// warps never wait for each other. Bands are as long as leave enough warps to
+// fill the GPU: their first rows are swept K times too many.
+template <class T>
+__host__ __device__ constexpr int stream_columns_per_thread() {
+  return sizeof(T) == 4 ? 4 : 2;  // the iterates in flight stay in registers
+}
+constexpr int kStreamWarpsPerBlock = 4;
+constexpr int kStreamMaxBand = 256;
+constexpr std::int64_t kStreamWarpsWanted = 16384;
 
-/// blocked: S sweeps of the grid in `a` from u into v (rows 1..ny, columns 1..nx).
+/// blocked: S sweeps of the grid in `a` from u into v (rows 1..ny, columns
+/// 1..nx), bands of `band` rows.
 template <class T, int S>
-__global__ void __launch_bounds__(kStreamColumns) stream_kernel(const T* __restrict__ u, T* __restrict__ v,
-                                                                const T* __restrict__ h2f, TileArgs a) {
-  // Per step parity and iterate: the row whose neighbours are being taken,
-  // with a padding column each side.
-  __shared__ T row[2][S][kStreamColumns + 2];
+__global__ void __launch_bounds__(32 * kStreamWarpsPerBlock)
+    stream_kernel(const T* __restrict__ u, T* __restrict__ v, const T* __restrict__ h2f, TileArgs a, int band) {
+  constexpr int C = stream_columns_per_thread<T>();
+  constexpr int W = 32 * C;
+  constexpr unsigned kWarp = 0xffffffffu;
   const SlabLayout& s = a.layout;
-  const int j = threadIdx.x;
-  const std::int64_t gc = static_cast<std::int64_t>(blockIdx.x) * (kStreamColumns - 2 * S) - S + j;
-  const bool column_in_grid = gc >= 0 && gc <= s.nx + 1;
-  const bool column_inside = gc >= 1 && gc <= s.nx;
-  const bool writes = column_inside && j >= S && j < kStreamColumns - S;
-  const std::int64_t first = 1 + static_cast<std::int64_t>(blockIdx.y) * kStreamRows;  // the band's rows
-  const std::int64_t end = first + kStreamRows < a.ny + 1 ? first + kStreamRows : a.ny + 1;
-  if (j < 2) {  // the padding: read only by cells outside the strip's exact part
-    for (int p = 0; p < 2; ++p) {
-      for (int l = 0; l < S; ++l) row[p][l][j * (kStreamColumns + 1)] = T(0);
-    }
+  const int lane = threadIdx.x & 31;
+  const std::int64_t strip = static_cast<std::int64_t>(blockIdx.x) * kStreamWarpsPerBlock + (threadIdx.x >> 5);
+  if (1 + strip * (W - 2 * S) > s.nx) return;  // the whole warp: a strip past the grid
+  const std::int64_t c0 = 1 + strip * (W - 2 * S) - S + lane * C;  // this thread's first column
+  bool in_grid[C], inside[C], writes[C];
+#pragma unroll
+  for (int k = 0; k < C; ++k) {
+    const std::int64_t gc = c0 + k;
+    in_grid[k] = gc >= 0 && gc <= s.nx + 1;
+    inside[k] = gc >= 1 && gc <= s.nx;
+    writes[k] = inside[k] && lane * C + k >= S && lane * C + k < W - S;  // iterate S is exact there
   }
+  const std::int64_t first = 1 + static_cast<std::int64_t>(blockIdx.y) * band;
+  const std::int64_t end = first + band < a.ny + 1 ? first + band : a.ny + 1;
   // Iterate l's rows i - l - 2 (north) and i - l - 1 (centre) when row i comes in.
-  T north[S], centre[S];
+  T north[S][C], centre[S][C];
 #pragma unroll
-  for (int l = 0; l < S; ++l) north[l] = centre[l] = T(0);
-  int parity = 0;
+  for (int l = 0; l < S; ++l) {
+#pragma unroll
+    for (int k = 0; k < C; ++k) north[l][k] = centre[l][k] = T(0);
+  }
   for (std::int64_t i = first - S; i < end + S; ++i) {
-    T x = column_in_grid && i >= 0 && i <= a.ny + 1 ? u[i * s.pitch + s.offset + gc] : T(0);
+    T x[C];
+    const bool row_in_grid = i >= 0 && i <= a.ny + 1;
+    const T* from = u + i * s.pitch + s.offset + c0;
 #pragma unroll
-    for (int l = 0; l < S; ++l) row[parity][l][j + 1] = centre[l];
-    __syncthreads();  // one barrier a row: the other parity's rows are read before the next
+    for (int k = 0; k < C; ++k) x[k] = row_in_grid && in_grid[k] ? from[k] : T(0);
 #pragma unroll
     for (int l = 0; l < S; ++l) {
       // x is iterate l at row i - l; iterate l + 1 at row i - l - 1 follows.
       const std::int64_t r = i - l - 1;
-      T next = centre[l];  // the boundary and cells outside the grid keep their values
-      if (column_inside && r >= 1 && r <= a.ny) {
-        next = T(0.25) * ((((north[l] + x) + row[parity][l][j]) + row[parity][l][j + 2]) + source_at(h2f, a, r, gc));
+      const bool row_inside = r >= 1 && r <= a.ny;
+      const T west = __shfl_up_sync(kWarp, centre[l][C - 1], 1);
+      const T east = __shfl_down_sync(kWarp, centre[l][0], 1);
+      T next[C];
+#pragma unroll
+      for (int k = 0; k < C; ++k) {
+        const T w = k == 0 ? west : centre[l][k - 1];
+        const T e = k == C - 1 ? east : centre[l][k + 1];
+        next[k] = centre[l][k];  // the boundary and cells outside the grid keep their values
+        if (row_inside && inside[k]) {
+          next[k] = T(0.25) * ((((north[l][k] + x[k]) + w) + e) + source_at(h2f, a, r, c0 + k));
+        }
       }
-      north[l] = centre[l];
-      centre[l] = x;
-      x = next;
+#pragma unroll
+      for (int k = 0; k < C; ++k) {
+        north[l][k] = centre[l][k];
+        centre[l][k] = x[k];
+        x[k] = next[k];
+      }
     }
     const std::int64_t r = i - S;  // x is iterate S there
-    if (writes && r >= first && r < end) v[r * s.pitch + s.offset + gc] = x;
-    parity ^= 1;
+    if (r >= first && r < end) {
+      T* to = v + r * s.pitch + s.offset + c0;
+#pragma unroll
+      for (int k = 0; k < C; ++k) {
+        if (writes[k]) to[k] = x[k];
+      }
+    }
   }
 }
 
 template <class T, int S>
 void launch_stream(const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>((a.layout.nx + kStreamColumns - 2 * S - 1) / (kStreamColumns - 2 * S)),
-                  static_cast<unsigned>((a.ny + kStreamRows - 1) / kStreamRows));
-  stream_kernel<T, S><<<grid, kStreamColumns, 0, stream>>>(u, v, h2f, a);
+  constexpr int W = 32 * stream_columns_per_thread<T>();
+  const std::int64_t strips = (a.layout.nx + W - 2 * S - 1) / (W - 2 * S);
+  int band = kStreamMaxBand;
+  while (band > 4 * S && strips * ((a.ny + band - 1) / band) < kStreamWarpsWanted) band /= 2;
+  const dim3 grid(static_cast<unsigned>((strips + kStreamWarpsPerBlock - 1) / kStreamWarpsPerBlock),
+                  static_cast<unsigned>((a.ny + band - 1) / band));
+  stream_kernel<T, S><<<grid, 32 * kStreamWarpsPerBlock, 0, stream>>>(u, v, h2f, a, band);
 }
 
 /// blocked: `steps` (1..kMaxBlockedDepth) sweeps from u into v.

@@ -54,7 +54,7 @@ INSTANTIATE_TEST_SUITE_P(Depths, BlockedExact,
                          ::testing::Combine(::testing::Values(Size{1, 1}, Size{3, 7}, Size{257, 129}, Size{1000, 33},
                                                               Size{130, 300}),
                                             ::testing::Values(Precision::Float, Precision::Double),
-                                            ::testing::Values(1, 2, 3, 8, 16)),
+                                            ::testing::Values(1, 2, 3, 5, 8)),
                          case_name);
 
 TEST(GpuVariants, SyncAndBlockedWithAGridSourceMatchTheReference) {
