@@ -48,6 +48,8 @@ if want sanitize; then
   step "compute-sanitizer (memcheck, racecheck) on GPU tests"
   filter='*gpu0_3x7*:*gpu0_257x129*:GpuExactPlans.*:*BlockedExact*257x129*:GpuVariants.*'
   for tool in memcheck racecheck; do
+    # async3 races by design (tiles read each other's cells as they land): racecheck leaves it out.
+    [ $tool = racecheck ] && filter="$filter:-GpuVariants.Asynchronous*"
     compute-sanitizer --tool $tool --error-exitcode 9 ./build-gpu/tests/test_gpu --gtest_filter="$filter" \
       >"$out/sanitizer-$tool.log" 2>&1
     rc=$?
