@@ -139,6 +139,7 @@ TEST(GpuVariants, RefusesDepthsOutOfRange) {
   GpuVariantSolver solver(0, problem(16, 16, Precision::Float, 4));
   EXPECT_THROW(solver.advance({Variant::Blocked, 0}, 4), InvalidArgument);
   EXPECT_THROW(solver.advance({Variant::Async2, 33}, 4), InvalidArgument);
+  EXPECT_THROW(solver.advance({Variant::Blocked, kMaxBlockedDepth + 1}, 4), InvalidArgument);
   EXPECT_EQ(parse_variant("async3"), Variant::Async3);
   EXPECT_THROW(parse_variant("wild"), InvalidArgument);
 }
