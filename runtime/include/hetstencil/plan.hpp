@@ -18,11 +18,12 @@ struct Assignment {
 };
 
 /// How a GPU sweeps (the original study's chapter V). sync: one sweep per
-/// iteration, any split. The others run on a single GPU alone for now:
-/// blocked: K sweeps per pass over tiles with a ghost zone K deep, the
-/// reference's bits; async2 / async3: alpha sweeps of each tile between global
-/// synchronizations, without (async2) or with (async3) tiles reading each
-/// other's progress; they converge, but their bits are not defined.
+/// iteration. blocked: K sweeps per pass over ghost zones K deep, the
+/// reference's bits; across devices K rows are traded every K iterations (CPU
+/// devices sweep plainly). Both take any split. async2 / async3, on one GPU
+/// alone: alpha sweeps of each tile between global synchronizations, without
+/// (async2) or with (async3) tiles reading each other's progress; they
+/// converge, but their bits are not defined.
 enum class Variant { Sync, Async2, Async3, Blocked };
 
 std::string to_string(Variant v);
@@ -45,7 +46,7 @@ struct VariantChoice {
 };
 
 /// Assignments in row order; together they cover rows 1..ny exactly once.
-/// Neighbouring assignments exchange ghost rows every iteration.
+/// Neighbouring assignments exchange ghost rows every iteration (every K with blocked).
 struct Plan {
   Plan(std::vector<Assignment> parts_in = {}, VariantChoice variant_in = {})
       : parts(std::move(parts_in)), variant(variant_in) {}
