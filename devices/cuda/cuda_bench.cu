@@ -1,13 +1,22 @@
 #include "devices/cuda/cuda_bench.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <exception>
 #include <string>
+#include <thread>
 
+#include <spdlog/spdlog.h>
+
+#include "devices/affinity.hpp"
 #include "devices/cuda/cuda_check.hpp"
-#include "devices/cuda/peer_access.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
+#include "devices/cuda/peer_access.hpp"
 #include "devices/cuda/variant_kernels.cuh"
+#include "model/robust.hpp"
 #include "runtime/src/dispatch.hpp"
 
 namespace hetstencil {
@@ -99,20 +108,10 @@ std::vector<GpuSweepTiming> bench_gpu_sweeps(int gpu, const std::vector<std::int
   return out;
 }
 
-}  // namespace hetstencil
-
-#include <atomic>
-#include <exception>
-#include <thread>
-
-#include <spdlog/spdlog.h>
-
-#include "devices/affinity.hpp"
-
-namespace hetstencil {
 
 struct GpuLoad::Impl {
   std::atomic<bool> stop{false};
+  std::atomic<bool> failed{false};
   std::atomic<std::int64_t> sweeps{0};
   std::exception_ptr error;
   std::thread thread;
@@ -142,8 +141,18 @@ GpuLoad::GpuLoad(int gpu, std::vector<int> host_cpus, bool own_core, std::int64_
       }
     } catch (...) {
       impl_->error = std::current_exception();
+      impl_->failed.store(true);
     }
   });
+  // The load is on once the GPU has swept (a fresh context takes a fraction of
+  // a second: what is measured before would be measured alone).
+  while (impl_->sweeps.load() == 0 && !impl_->failed.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (impl_->failed.load()) {
+    impl_->thread.join();
+    const std::exception_ptr error = impl_->error;
+    delete impl_;
+    std::rethrow_exception(error);
+  }
 }
 
 GpuLoad::~GpuLoad() {
@@ -161,14 +170,6 @@ GpuLoad::~GpuLoad() {
 
 std::int64_t GpuLoad::sweeps() const { return impl_->sweeps.load(); }
 
-}  // namespace hetstencil
-
-#include <chrono>
-#include <cstring>
-
-#include "model/robust.hpp"
-
-namespace hetstencil {
 
 std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
                                             const std::vector<std::int64_t>& rows, int repetitions,
