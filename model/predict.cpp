@@ -8,8 +8,9 @@
 namespace hetstencil {
 
 SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
-                       std::int64_t nx, const StopRule& stop, const VariantChoice& variant)
+                       std::int64_t nx, const StopRule& stop, const VariantChoice& variant, double cpu_margin)
     : depth_(variant.variant == Variant::Blocked ? variant.param : 1),
+      cpu_margin_(cpu_margin),
       row_bytes_(static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)))),
       iterations_(stop.max_iterations) {
   for (std::int64_t t = 0; t <= stop.max_iterations; ++t) checks_ += stop.checks_at(t) ? 1 : 0;
@@ -75,7 +76,7 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   // Its rows, and the ghost rows but the outermost on a side with a neighbour.
   const std::int64_t neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
   const std::int64_t swept = rows + neighbours * (depth_ - 1);
-  p.compute_s = e.rate.seconds(swept);
+  p.compute_s = e.rate.seconds(swept) * (e.device.kind == DeviceKind::Cpu ? 1.0 + cpu_margin_ : 1.0);
   p.exchange_s = e.exchange / static_cast<double>(depth_);
   if (depth_ > 1 && neighbours > 0) {
     // Rounds: K sweeps, then the exchange, waited for.

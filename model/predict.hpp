@@ -49,8 +49,9 @@ class SplitModel {
  public:
   /// `devices`' rows are ignored; throws InvalidArgument when a device has no
   /// rate curve for the precision (and for a GPU, the variant).
+  /// cpu_margin: CPU devices' sweeps priced that much slower than their curves (a planner's caution).
   SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision, std::int64_t nx,
-             const StopRule& stop, const VariantChoice& variant = {});
+             const StopRule& stop, const VariantChoice& variant = {}, double cpu_margin = 0.0);
 
   std::size_t size() const { return entries_.size(); }
   /// The fewest rows a device may have: a blocked split's depth (its
@@ -74,6 +75,7 @@ class SplitModel {
   };
   std::vector<Entry> entries_;
   std::int64_t depth_ = 1;  // sweeps between exchanges, and rows a side exchanged
+  double cpu_margin_ = 0.0;
   double row_bytes_ = 0.0;
   std::int64_t iterations_ = 0;
   std::int64_t checks_ = 0;

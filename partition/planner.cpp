@@ -23,6 +23,7 @@ struct Question {
   std::int64_t ny;
   StopRule stop;
   VariantChoice variant;
+  double cpu_margin;
 };
 
 struct Evaluated {
@@ -61,7 +62,7 @@ Ordered ordered(const Profile& profile, const std::vector<Candidate>& candidates
     devices.push_back({candidates[c].name, candidates[c].kind, 0});
     caps.push_back(candidates[c].max_rows > 0 ? std::min(candidates[c].max_rows, q.ny) : q.ny);
   }
-  return {SplitModel(profile, devices, q.precision, q.nx, q.stop, q.variant), caps};
+  return {SplitModel(profile, devices, q.precision, q.nx, q.stop, q.variant, q.cpu_margin), caps};
 }
 
 // The bisection balances each device's own iteration; the total also counts
@@ -235,8 +236,12 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
 
 SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
                      std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant) {
-  const Question q{precision, nx, ny, stop, variant};
   if (candidates.empty()) HETSTENCIL_THROW(InvalidArgument, "no devices to plan for");
+  const auto has = [&](DeviceKind kind) {
+    return std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) { return c.kind == kind; });
+  };
+  const double cpu_margin = has(DeviceKind::Cpu) && has(DeviceKind::Gpu) ? kCpuMarginBesideGpus : 0.0;
+  const Question q{precision, nx, ny, stop, variant, cpu_margin};
   if (ny < 1) HETSTENCIL_THROW(InvalidArgument, "no rows to plan for");
   std::int64_t capacity = 0;
   for (const auto& c : candidates) capacity = c.max_rows <= 0 ? ny : std::min(ny, capacity + c.max_rows);
@@ -306,7 +311,8 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
     const Candidate& c = candidates[best.order[k]];
     plan.devices.push_back({c.name, c.kind, best.rows[k]});
   }
-  plan.prediction = best.prediction;
+  plan.cpu_margin = cpu_margin;
+  plan.prediction = cpu_margin > 0.0 ? predict(profile, plan.devices, precision, nx, stop, variant) : best.prediction;
   for (std::size_t c = 0; c < n; ++c) {
     if (std::find(best.order.begin(), best.order.end(), c) != best.order.end()) continue;
     const double with = best_with.count(c) ? best_with[c] : std::numeric_limits<double>::infinity();

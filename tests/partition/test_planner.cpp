@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -50,8 +51,9 @@ Profile random_profile(const std::vector<std::pair<std::string, DeviceKind>>& de
 }
 
 // The best predicted total over every order and every split into rows >= 0
-// (a device with no rows is left out).
-double brute_force(const Profile& p, const std::vector<Candidate>& c, std::int64_t ny, const StopRule& stop) {
+// (a device with no rows is left out), CPU devices priced `cpu_margin` slower.
+double brute_force(const Profile& p, const std::vector<Candidate>& c, std::int64_t ny, const StopRule& stop,
+                   double cpu_margin) {
   double best = std::numeric_limits<double>::infinity();
   std::vector<std::size_t> order(c.size());
   for (std::size_t k = 0; k < c.size(); ++k) order[k] = k;
@@ -63,7 +65,9 @@ double brute_force(const Profile& p, const std::vector<Candidate>& c, std::int64
       for (std::size_t i = 0; i < c.size(); ++i) {
         if (rows[i] > 0) devices.push_back({c[order[i]].name, c[order[i]].kind, rows[i]});
       }
-      best = std::min(best, predict(p, devices, Precision::Double, kNx, stop).total_s);
+      std::vector<std::int64_t> used;
+      for (const auto& d : devices) used.push_back(d.rows);
+      best = std::min(best, SplitModel(p, devices, Precision::Double, kNx, stop, {}, cpu_margin).predict(used).total_s);
       return;
     }
     for (std::int64_t r = 0; r <= left; ++r) {
@@ -93,9 +97,41 @@ TEST(Planner, WithinATenthOfAPercentOfBruteForce) {
     std::int64_t covered = 0;
     for (const auto& d : plan.devices) covered += d.rows;
     ASSERT_EQ(covered, ny);
-    const double brute = brute_force(p, c, ny, stop);
-    EXPECT_LE(plan.prediction.total_s, brute * 1.001) << "trial " << trial << ": ny " << ny;
+    // The planner sizes CPU shares beside GPUs with a margin: it is the best
+    // split so priced, and its prediction is by the curves as they are.
+    EXPECT_DOUBLE_EQ(plan.cpu_margin, kCpuMarginBesideGpus);
+    std::vector<std::int64_t> rows;
+    for (const auto& d : plan.devices) rows.push_back(d.rows);
+    const double priced =
+        SplitModel(p, plan.devices, Precision::Double, kNx, stop, {}, plan.cpu_margin).predict(rows).total_s;
+    EXPECT_LE(priced, brute_force(p, c, ny, stop, plan.cpu_margin) * 1.001) << "trial " << trial << ": ny " << ny;
+    EXPECT_DOUBLE_EQ(plan.prediction.total_s, predict(p, plan.devices, Precision::Double, kNx, stop).total_s);
   }
+}
+
+// The margin moves rows from a CPU device to the GPU, and only beside GPUs.
+TEST(Planner, CpuSharesBesideGpusAreSizedWithAMargin) {
+  Profile p;
+  p.devices["cpu0"].kind = "cpu";
+  p.devices["cpu0"].rates[kKey] = RateCurve({{1, 1e-6}, {10000, 1e-2}});
+  p.devices["cpu1"] = p.devices["cpu0"];
+  p.devices["gpu0"].kind = "gpu";
+  p.devices["gpu0"].rates[kKey] = RateCurve({{1, 1e-6}, {10000, 1e-3}});
+  StopRule stop;
+  stop.max_iterations = 1000;
+  const SplitPlan hybrid = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}}, Precision::Double,
+                                      kNx, 11000, stop);
+  ASSERT_EQ(hybrid.devices.size(), 2u);
+  const auto cpu = std::find_if(hybrid.devices.begin(), hybrid.devices.end(),
+                                [](const PlannedDevice& d) { return d.kind == DeviceKind::Cpu; });
+  // Balanced by the curves the CPU (10x slower a row) would take 1000 rows; priced 20% slower, 11000 / 13.
+  EXPECT_NEAR(static_cast<double>(cpu->rows), 11000.0 / 13.0, 2.0);
+  EXPECT_LT(hybrid.prediction.devices[0].iteration_s + hybrid.prediction.devices[1].iteration_s,
+            2 * hybrid.prediction.iteration_s) << "by the curves the CPU now finishes first";
+  const SplitPlan cpus = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx,
+                                    11000, stop);
+  EXPECT_EQ(cpus.cpu_margin, 0.0);
+  EXPECT_EQ(cpus.devices[0].rows, 5500);
 }
 
 TEST(Planner, EqualDevicesDifferByAtMostOneRow) {

@@ -201,7 +201,8 @@ int run_plan(const ModelOptions& o) {
     fmt::print("{}\n", nlohmann::json{{"nx", o.problem.nx}, {"ny", ny}, {"precision", to_string(precision)},
                                       {"iterations", pr.iterations}, {"devices", devices}, {"left_out", left},
                                       {"iteration_s", pr.iteration_s}, {"setup_s", pr.setup_s},
-                                      {"teardown_s", pr.teardown_s}, {"total_s", pr.total_s}}
+                                      {"teardown_s", pr.teardown_s}, {"total_s", pr.total_s},
+                                      {"cpu_margin", plan.cpu_margin}}
                                 .dump(2));
     return 0;
   }
@@ -216,6 +217,11 @@ int run_plan(const ModelOptions& o) {
   fmt::print("predicted: {:.4f} ms an iteration, set-up {:.4f} s, tear-down {:.4f} s, total {:.4f} s\n",
              pr.iteration_s * 1e3, pr.setup_s, pr.teardown_s, pr.total_s);
   for (const auto& l : plan.left_out) fmt::print("left out: {}: {}\n", l.name, l.reason);
+  if (plan.cpu_margin > 0.0) {
+    fmt::print("note: CPU devices' shares sized as if they swept {:.0f}% slower than their curves (beside GPUs they "
+               "do in some runs); the prediction is by the curves\n",
+               100 * plan.cpu_margin);
+  }
   for (const auto& n : pr.notes) fmt::print("note: {}\n", n);
   return 0;
 }
