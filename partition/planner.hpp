@@ -28,11 +28,12 @@ struct SplitPlan {
   double cpu_margin = 0.0;             ///< how much slower than their curves CPU devices were given rows for
 };
 
-/// Beside GPUs a CPU device sweeps up to a quarter slower than its calibrated
-/// curve in some runs and machines and not in others (H100 and 2 x H200 hosts,
-/// 15-25% in 5 of 9 hybrid solves): its share is sized as if it were this much
-/// slower. Its few percent of the rows are worth less than what the GPUs lose
-/// waiting for it.
+/// Beside GPUs a CPU device swept 15-70% slower than its calibrated curve in 8
+/// of 19 hybrid solves on the H100 and 2 x H200 hosts (its slab dropping out of
+/// a last-level cache those virtual machines share, it seems) and as predicted
+/// or faster in the others: its share is sized as if it were this much slower.
+/// Its few percent of the rows are worth less than what the GPUs lose waiting
+/// for it; a drop out of the cache costs more than this margin covers.
 constexpr double kCpuMarginBesideGpus = 0.2;
 
 /// The devices as the planner sees them; a GPU's rows are bounded by its
