@@ -49,7 +49,7 @@ struct StencilJob {
   std::int64_t cols() const { return nx + 2; }
   std::size_t row_bytes() const { return static_cast<std::size_t>(cols()) * value_bytes(precision); }
   /// Ghost rows on a side with a neighbour, and the sweeps between exchanges.
-  int halo_depth() const { return variant.variant == Variant::Blocked ? variant.param : 1; }
+  int halo_depth() const { return hetstencil::halo_depth(variant); }
   /// Where the round of sweeps from iterate t ends: halo_depth() sweeps later,
   /// or sooner at a residual check (rounds never step over one).
   std::int64_t round_end(std::int64_t t) const { return std::min(t + halo_depth(), stop.next_check(t)); }

@@ -9,7 +9,7 @@ namespace hetstencil {
 
 SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
                        std::int64_t nx, const StopRule& stop, const VariantChoice& variant, double cpu_margin)
-    : depth_(variant.variant == Variant::Blocked ? variant.param : 1),
+    : variant_(variant),
       cpu_margin_(cpu_margin),
       row_bytes_(static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)))),
       iterations_(stop.max_iterations) {
@@ -17,7 +17,7 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
   // A trip of the rows a round exchanges.
   auto link = [&](const std::string& from, const std::string& to) {
     const auto it = profile.links.find(link_key(from, to));
-    if (it != profile.links.end()) return it->second.seconds(row_bytes_ * static_cast<double>(depth_));
+    if (it != profile.links.end()) return it->second.seconds(row_bytes_ * static_cast<double>(depth()));
     notes_.push_back("no figure for the link " + link_key(from, to) + ": taken as free");
     return 0.0;
   };
@@ -37,7 +37,7 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
     e.check = profile.check(d.name, precision, nx, variant);
     if (!e.check) notes_.push_back("no check figures for " + d.name + ": checks taken as free");
     const auto dev = profile.devices.find(d.name);
-    const std::string key = rate_key(precision, nx, d.kind == DeviceKind::Cpu ? VariantChoice{} : variant);
+    const std::string key = rate_key(precision, nx, swept_by(d.kind, variant));
     if (dev != profile.devices.end() && dev->second.step.count(key)) {
       e.step = dev->second.step.at(key);
     } else {
@@ -74,11 +74,11 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
     return p;
   }
   // Its rows, and the ghost rows but the outermost on a side with a neighbour.
-  const std::int64_t neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
-  const std::int64_t swept = rows + neighbours * (depth_ - 1);
+  const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
+  const std::int64_t swept = rows_swept(rows, neighbours, variant_);
   p.compute_s = e.rate.seconds(swept) * (e.device.kind == DeviceKind::Cpu ? 1.0 + cpu_margin_ : 1.0);
-  p.exchange_s = e.exchange / static_cast<double>(depth_);
-  if (depth_ > 1 && neighbours > 0) {
+  p.exchange_s = e.exchange / static_cast<double>(depth());
+  if (depth() > 1 && neighbours > 0) {
     // Rounds: K sweeps, then the exchange, waited for.
     const double loop = e.device.kind == DeviceKind::Gpu ? std::max(0.0, e.step - p.compute_s) : e.step;
     p.exposed_s = loop + p.exchange_s;
@@ -111,8 +111,8 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
   for (std::size_t k = 0; k < entries_.size(); ++k) {
     const DevicePrediction p = device(k, rows[k]);
     const Entry& e = entries_[k];
-    if (depth_ > 1) {
-      ready[k] = static_cast<double>(depth_) * (p.iteration_s - p.exchange_s);
+    if (depth() > 1) {
+      ready[k] = static_cast<double>(depth()) * (p.iteration_s - p.exchange_s);
     } else {
       ready[k] = e.device.kind == DeviceKind::Gpu ? e.rate.seconds(std::min<std::int64_t>(rows[k], 2))
                                                   : p.compute_s + e.step;
@@ -127,7 +127,7 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
   // the chain runs A's work, the trip to B, B's work, the trip back.
   for (std::size_t k = 0; k + 1 < entries_.size(); ++k) {
     const double chain = ready[k] + ready[k + 1] + entries_[k].to_next + entries_[k].from_next;
-    out.iteration_s = std::max(out.iteration_s, 0.5 * chain / static_cast<double>(depth_));
+    out.iteration_s = std::max(out.iteration_s, 0.5 * chain / static_cast<double>(depth()));
   }
   out.total_s = out.setup_s + static_cast<double>(out.iterations) * out.iteration_s +
                 static_cast<double>(out.checks) * out.check_s + out.teardown_s;

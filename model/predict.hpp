@@ -56,7 +56,7 @@ class SplitModel {
   std::size_t size() const { return entries_.size(); }
   /// The fewest rows a device may have: a blocked split's depth (its
   /// neighbours' ghost rows come from it), else 1.
-  std::int64_t min_rows() const { return entries_.size() > 1 ? depth_ : 1; }
+  std::int64_t min_rows() const { return entries_.size() > 1 ? depth() : 1; }
   /// Device k with `rows` rows (its neighbours as in the order).
   DevicePrediction device(std::size_t k, std::int64_t rows) const;
   /// The whole run with these rows per device, in order.
@@ -73,8 +73,11 @@ class SplitModel {
     double from_next = 0.0;
     TransferCurve setup_in, setup_out;
   };
+  // Sweeps between exchanges, and rows a side exchanged.
+  std::int64_t depth() const { return halo_depth(variant_); }
+
   std::vector<Entry> entries_;
-  std::int64_t depth_ = 1;  // sweeps between exchanges, and rows a side exchanged
+  VariantChoice variant_;
   double cpu_margin_ = 0.0;
   double row_bytes_ = 0.0;
   std::int64_t iterations_ = 0;

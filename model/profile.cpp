@@ -141,25 +141,24 @@ std::optional<RateCurve> nearest_curve(const std::map<std::string, RateCurve>& c
 
 }  // namespace
 
-namespace {
-const VariantChoice& swept_by(const DeviceProfile& d, const VariantChoice& variant) {
-  static const VariantChoice plain;
-  return d.kind == "cpu" ? plain : variant;
+VariantChoice swept_by(DeviceKind kind, const VariantChoice& variant) {
+  return kind == DeviceKind::Cpu ? VariantChoice{} : variant;
 }
-}  // namespace
+
+DeviceKind kind_of(const DeviceProfile& d) { return d.kind == "cpu" ? DeviceKind::Cpu : DeviceKind::Gpu; }
 
 std::optional<RateCurve> Profile::rate(const std::string& device, Precision precision, std::int64_t nx,
                                        const VariantChoice& variant) const {
   const auto d = devices.find(device);
   return d == devices.end() ? std::nullopt
-                            : nearest_curve(d->second.rates, precision, nx, swept_by(d->second, variant));
+                            : nearest_curve(d->second.rates, precision, nx, swept_by(kind_of(d->second), variant));
 }
 
 std::optional<RateCurve> Profile::check(const std::string& device, Precision precision, std::int64_t nx,
                                         const VariantChoice& variant) const {
   const auto d = devices.find(device);
   return d == devices.end() ? std::nullopt
-                            : nearest_curve(d->second.checks, precision, nx, swept_by(d->second, variant));
+                            : nearest_curve(d->second.checks, precision, nx, swept_by(kind_of(d->second), variant));
 }
 
 std::string to_json(const Profile& p, int indent) {

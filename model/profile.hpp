@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hetstencil/device_info.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/topology.hpp"
@@ -69,6 +70,10 @@ struct Profile {
 
 /// "double/2048", and for a variant but sync "double/2048/blocked-4".
 std::string rate_key(Precision precision, std::int64_t nx, const VariantChoice& variant = {});
+/// The variant a device's curves are kept for: a CPU device sweeps plainly under any.
+VariantChoice swept_by(DeviceKind kind, const VariantChoice& variant);
+/// A profile's device kind ("cpu" or "gpu").
+DeviceKind kind_of(const DeviceProfile& d);
 std::string link_key(const std::string& from, const std::string& to);
 
 std::string to_json(const Profile& profile, int indent = 2);

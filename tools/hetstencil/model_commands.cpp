@@ -170,7 +170,7 @@ std::vector<Candidate> profile_candidates(const Profile& p, const ModelOptions& 
     if (!chosen(name)) continue;
     DeviceInfo d;
     d.name = name;
-    d.kind = p.devices.at(name).kind == "gpu" ? DeviceKind::Gpu : DeviceKind::Cpu;
+    d.kind = kind_of(p.devices.at(name));
     devices.push_back(d);
   }
   if (devices.empty()) HETSTENCIL_THROW(InvalidArgument, "the profile has no device to plan for with these options");

@@ -20,8 +20,7 @@ bool covers(const Profile& profile, const std::vector<DeviceInfo>& devices, Prec
             const VariantChoice& variant) {
   return std::all_of(devices.begin(), devices.end(), [&](const DeviceInfo& d) {
     const auto it = profile.devices.find(d.name);
-    const VariantChoice swept = d.kind == DeviceKind::Gpu ? variant : VariantChoice{};
-    return it != profile.devices.end() && it->second.rates.count(rate_key(precision, nx, swept)) > 0;
+    return it != profile.devices.end() && it->second.rates.count(rate_key(precision, nx, swept_by(d.kind, variant))) > 0;
   });
 }
 

@@ -45,6 +45,15 @@ struct VariantChoice {
   int param = 1;
 };
 
+/// Ghost rows a device keeps on a side with a neighbour, and the sweeps between
+/// exchanges: blocked's K, else 1.
+inline int halo_depth(const VariantChoice& v) { return v.variant == Variant::Blocked ? v.param : 1; }
+/// The rows a device with `neighbours` neighbours sweeps: its own and the ghost
+/// rows but the outermost on each side with a neighbour.
+inline std::int64_t rows_swept(std::int64_t rows, int neighbours, const VariantChoice& v) {
+  return rows + neighbours * (halo_depth(v) - 1);
+}
+
 /// Assignments in row order; together they cover rows 1..ny exactly once.
 /// Neighbouring assignments exchange ghost rows every iteration (every K with blocked).
 struct Plan {
