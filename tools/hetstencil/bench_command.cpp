@@ -5,7 +5,6 @@
 //   bench gpu  a GPU sweep vs a device-to-device cudaMemcpy of the same bytes
 //   bench variants  the GPU variants' time to sync's accuracy (variants_bench.cpp)
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -17,6 +16,7 @@
 #include "devices/sync.hpp"
 #include "hetstencil/grid.hpp"
 #include "runtime/src/dispatch.hpp"
+#include "runtime/src/timing_grid.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
 #include "tools/hetstencil/variants_bench.hpp"
@@ -41,23 +41,10 @@ std::vector<Precision> precisions_of(const std::string& choice) {
   return out;
 }
 
-// Random values: zeros (and the subnormals a spike decays into) can time
-// differently from real data.
-template <class T>
-Grid<T> random_grid(std::int64_t ny, std::int64_t nx) {
-  Grid<T> g(ny, nx);
-  std::mt19937_64 rng(12345);
-  std::uniform_real_distribution<double> dist(0.5, 1.5);
-  for (std::int64_t i = 0; i < g.rows(); ++i) {
-    for (std::int64_t j = 0; j < g.cols(); ++j) g(i, j) = static_cast<T>(dist(rng));
-  }
-  return g;
-}
-
 CpuDevice::SweepVsCopy time_cpu(CpuDevice& device, Precision precision, const BenchOptions& o) {
   return dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
-    Grid<T> grid = random_grid<T>(o.ny, o.nx);
+    Grid<T> grid = timing_grid<T>(o.ny, o.nx);
     StencilJob job;
     job.precision = precision;
     job.nx = o.nx;
