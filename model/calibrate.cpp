@@ -6,7 +6,6 @@
 #include <atomic>
 #include <exception>
 #include <memory>
-#include <random>
 #include <thread>
 
 #include <spdlog/spdlog.h>
@@ -20,6 +19,7 @@
 #include "hetstencil/grid.hpp"
 #include "model/robust.hpp"
 #include "runtime/src/dispatch.hpp"
+#include "runtime/src/timing_grid.hpp"
 #include "runtime/src/executor.hpp"
 
 namespace hetstencil {
@@ -62,15 +62,6 @@ std::vector<std::int64_t> cache_edges(const std::vector<const DeviceSpec*>& cpus
 // One row and a few more, to separate latency from bandwidth.
 std::vector<double> row_sizes(double row_bytes) { return {row_bytes, 4 * row_bytes, 16 * row_bytes, 64 * row_bytes}; }
 
-template <class T>
-Grid<T> random_grid(std::int64_t ny, std::int64_t nx) {
-  Grid<T> g(ny, nx);
-  std::mt19937 rng(1);
-  std::uniform_real_distribution<double> dist(0.5, 1.5);
-  for (std::int64_t k = 0; k < g.rows() * g.cols(); ++k) g.data()[k] = static_cast<T>(dist(rng));
-  return g;
-}
-
 // The ways a GPU sweeps that are calibrated: sync always, and the variant asked for.
 std::vector<VariantChoice> swept(const CalibrationOptions& o) {
   std::vector<VariantChoice> out{VariantChoice{}};
@@ -83,21 +74,43 @@ class Budget {
   explicit Budget(double seconds) : start_(Clock::now()), seconds_(seconds) {}
   bool allows(double more) const { return since(start_) + more <= seconds_; }
   double used() const { return since(start_); }
+  /// Logs (with -v) where the time goes: `what` took the time since the last mark.
+  void mark(const char* what) {
+    const double now = used();
+    spdlog::debug("calibration: {} took {:.2f} s, {:.2f} s in all", what, now - marked_, now);
+    marked_ = now;
+  }
+  /// The same budget less `reserve` seconds kept for what comes after.
+  Budget leaving(double reserve) const {
+    Budget b = *this;
+    b.seconds_ -= reserve;
+    return b;
+  }
 
  private:
   Clock::time_point start_;
   double seconds_;
+  double marked_ = 0.0;
 };
 
+// What the loops and the set-up took on the H100 host (see -v): kept free
+// when the CPU curves are measured.
+constexpr double kAfterCurvesSeconds = 1.0;
 constexpr double kCpuPointSeconds = 0.02;
+constexpr int kCpuPasses = 3;
 constexpr std::int64_t kGpuLoadSize = 8192;  // the square grid a GPU sweeps beside the CPU devices' calibration
 constexpr int kMostCpuRepetitions = 101;
 
-// Every CPU device sweeps at once, point by point, as in a solve: devices that
-// share a memory controller are measured sharing it; and beside every GPU
+// Every CPU device sweeps at once, point by point, as in a solve: each sweep
+// starts on all of them together, so that devices that share a memory
+// controller and a cache are measured sharing them; and beside every GPU
 // sweeping, its host thread waiting as a GPU device's does. Measured alone, a
 // CPU device of the H100 host swept 1018 rows of 16384 in 0.39 ms; beside the
 // GPU in a solve it took 0.62-0.75 ms.
+// A point's samples are taken in three passes over all the points, so that a
+// spell of a slower machine (a neighbour on a shared host) moves every point
+// a little and none a lot: taken at once, on a 2-core VM, one point of a curve
+// moved by half between calibrations while its neighbours did not.
 void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
                 const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
                 std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
@@ -111,10 +124,25 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     devices.push_back(std::make_unique<CpuDevice>(c->info, c->worker_cpus, c->cache_bytes,
                                                   spin_limit_for(c->info.threads, topology.hardware_threads())));
   }
-  std::vector<std::vector<RateCurve::Point>> points(cpus.size()), checks(cpus.size());
+  const std::vector<std::int64_t> rows = row_counts(most, cache_edges(cpus, o.nx, precision));
+  // [device][point]: every sample of a point, from all passes.
+  using Samples = std::vector<std::vector<std::vector<double>>>;
+  Samples sweeps(cpus.size(), std::vector<std::vector<double>>(rows.size()));
+  Samples checks = sweeps;
+  std::size_t measured = 0;  // points that pass 0 reached: later passes repeat those
+  std::atomic<bool> abort{false};
+  Barrier together(static_cast<int>(devices.size()), spin_limit_for(static_cast<int>(devices.size()),
+                                                                     topology.hardware_threads()));
+  const auto start_together = [&] { together.wait(abort); };
+  // A point's time so far: the slowest device's median (0 before any sample).
+  const auto seconds_at = [&](std::size_t i) {
+    double s = 0.0;
+    for (const auto& d : sweeps) s = d[i].empty() ? s : std::max(s, median(d[i]));
+    return s;
+  };
   dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
-    Grid<T> grid = random_grid<T>(most, o.nx);
+    Grid<T> grid = timing_grid<T>(most, o.nx);
     StencilJob job;
     job.precision = precision;
     job.nx = o.nx;
@@ -122,35 +150,52 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     job.initial = grid.data();
     job.result = grid.data();
     for (auto& d : devices) d->attach(job, RowRange{1, most});
-    double last = 0.0;
-    std::int64_t last_rows = 0;
-    for (std::int64_t r : row_counts(most, cache_edges(cpus, o.nx, precision))) {
-      const double estimate = last_rows ? last * static_cast<double>(r) / static_cast<double>(last_rows) : 0.0;
-      // Short sweeps are repeated for 20 ms at least: on a shared
-      // machine single points otherwise move by a fifth between calibrations.
-      const int reps = estimate > 0.0 ? std::clamp(static_cast<int>(kCpuPointSeconds / estimate), o.repetitions,
-                                                   kMostCpuRepetitions)
-                                      : o.repetitions;
-      if (!budget.allows(2 * estimate * (reps + 1))) {
-        skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(r) + " rows");
-        break;
+    for (int pass = 0; pass < kCpuPasses; ++pass) {
+      const std::size_t points = pass == 0 ? rows.size() : measured;
+      for (std::size_t i = 0; i < points; ++i) {
+        // Pass 0 estimates a point from the one before it, scaled by rows.
+        const double estimate = pass > 0 ? seconds_at(i)
+                                : i > 0 ? seconds_at(i - 1) * static_cast<double>(rows[i]) / static_cast<double>(rows[i - 1])
+                                        : 0.0;
+        // Short sweeps are repeated for 20 ms at least (over the passes): on a
+        // shared machine single points otherwise move by a fifth between calibrations.
+        const int least = (o.repetitions + kCpuPasses - 1) / kCpuPasses;
+        const int reps = estimate > 0.0 ? std::clamp(static_cast<int>(kCpuPointSeconds / (kCpuPasses * estimate)),
+                                                     least, kMostCpuRepetitions / kCpuPasses)
+                                        : least;
+        // Pass 0 leaves room for the passes after it.
+        const int passes_left = pass == 0 ? kCpuPasses : 1;
+        if (!budget.allows(2 * estimate * (reps + 1) * passes_left)) {
+          if (pass == 0) {
+            skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(rows[i]) + " rows");
+          }
+          break;
+        }
+        run_on_threads(
+            devices.size(),
+            [&](std::size_t k) {
+              for (bool residual : {false, true}) {
+                auto& into = residual ? checks[k][i] : sweeps[k][i];
+                for (double s : devices[k]->sweep_samples(rows[i], reps, residual, start_together)) into.push_back(s);
+              }
+            },
+            [&] { abort = true; });
+        if (pass == 0) measured = i + 1;
       }
-      run_on_threads(devices.size(), [&](std::size_t k) {
-        points[k].push_back({r, robust_time(devices[k]->sweep_samples(r, reps))});
-        checks[k].push_back({r, robust_time(devices[k]->sweep_samples(r, reps, true))});
-      });
-      last = 0.0;
-      for (const auto& p : points) last = std::max(last, p.back().seconds);
-      last_rows = r;
     }
     for (auto& d : devices) d->detach();
   });
   for (std::size_t k = 0; k < cpus.size(); ++k) {
-    if (points[k].empty()) continue;
+    if (measured == 0) continue;
+    std::vector<RateCurve::Point> points, check_points;
+    for (std::size_t i = 0; i < measured; ++i) {
+      points.push_back({rows[i], robust_time(sweeps[k][i])});
+      check_points.push_back({rows[i], robust_time(checks[k][i])});
+    }
     DeviceProfile& d = profile.devices[cpus[k]->info.name];
     d.kind = "cpu";
-    d.rates[rate_key(precision, o.nx)] = RateCurve(points[k]);
-    d.checks[rate_key(precision, o.nx)] = RateCurve(checks[k]);
+    d.rates[rate_key(precision, o.nx)] = RateCurve(points);
+    d.checks[rate_key(precision, o.nx)] = RateCurve(check_points);
   }
 }
 
@@ -244,7 +289,7 @@ void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs
   std::vector<std::vector<std::pair<double, double>>> in(devices.size()), out(devices.size());
   dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
-    Grid<T> grid = random_grid<T>(sizes.back(), nx);
+    Grid<T> grid = timing_grid<T>(sizes.back(), nx);
     StencilJob job;
     job.precision = precision;
     job.nx = nx;
@@ -276,7 +321,7 @@ void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs
 
 Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
                       const CalibrationOptions& o, Profile profile) {
-  const Budget budget(o.budget_s);
+  Budget budget(o.budget_s);
   Calibration out;
   profile.fingerprint = fingerprint_of(topology);
   const std::int64_t most = o.max_rows > 0 ? o.max_rows : o.nx;
@@ -316,8 +361,12 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
                                          : "GPU copies timed on the host with every GPU copying at once; CPU rows: a "
                                            "hand-over and a pull by the receiving socket, one link at a time";
 
+  budget.mark("links");
+
+  // GPUs first: their curves are quick and a plan cannot do without them,
+  // while a CPU device's largest points are its slowest; the CPU curves leave
+  // time for the loops and the set-up after them.
   for (Precision precision : o.precisions) {
-    cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, out.skipped);
     for (const DeviceSpec* g : gpus) {
       for (const VariantChoice& variant : swept(o)) {
         if (!budget.allows(0.5)) {
@@ -336,6 +385,9 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
         d.checks[rate_key(precision, o.nx, variant)] = RateCurve(checks);
       }
     }
+    budget.mark("GPU curves");
+    cpu_curves(topology, cpus, gpus, precision, o, most, budget.leaving(kAfterCurvesSeconds), profile, out.skipped);
+    budget.mark("CPU curves");
   }
   for (Precision precision : o.precisions) {
     for (const auto& spec : devices) {
@@ -353,12 +405,14 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       }
     }
   }
+  budget.mark("loops");
   if (budget.allows(1.0)) {
     for (const auto* group : {&gpus, &cpus}) {
       std::vector<DeviceSpec> specs;
       for (const DeviceSpec* d : *group) specs.push_back(*d);
       if (!specs.empty()) setup_curves(topology, specs, o.precisions.front(), o.nx, most, profile);
     }
+    budget.mark("set-up and tear-down");
   } else {
     out.skipped.push_back("set-up and tear-down");
   }

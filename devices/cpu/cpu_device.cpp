@@ -278,7 +278,8 @@ CpuDevice::SweepVsCopy CpuDevice::bench(int repetitions) {
   return {median(sweeps), median(copies)};
 }
 
-std::vector<double> CpuDevice::sweep_samples(std::int64_t rows, int repetitions, bool residual) {
+std::vector<double> CpuDevice::sweep_samples(std::int64_t rows, int repetitions, bool residual,
+                                             const std::function<void()>& before_each) {
   rows = std::min(rows, rows_.count);
   std::vector<double> samples;
   dispatch(job_->precision, [&](auto zero) {
@@ -289,6 +290,7 @@ std::vector<double> CpuDevice::sweep_samples(std::int64_t rows, int repetitions,
         // in one direction would read rows that never leave the cache when its
         // stores bypass it, and time a slab larger than the cache as if it fit.
         const int from = (rep + 1) % 2;
+        if (w == 0 && before_each) before_each();
         team_.sync();
         const Clock::time_point begin = Clock::now();
         if (residual) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -38,7 +39,11 @@ class CpuDevice final : public Device {
   /// Seconds of each of `repetitions` sweeps (after a warm-up) over the first
   /// `rows` rows of the attached slab, by all workers: the calibration's
   /// samples; with `residual`, of the residual pass a check makes instead.
-  std::vector<double> sweep_samples(std::int64_t rows, int repetitions, bool residual = false);
+  /// `before_each`, when given, is called by one worker before each sweep
+  /// (the warm-up too) while the others wait: to start several devices'
+  /// sweeps together, as a solve does.
+  std::vector<double> sweep_samples(std::int64_t rows, int repetitions, bool residual = false,
+                                    const std::function<void()>& before_each = {});
   /// Whether a sweep of `rows` rows of the attached slab uses non-temporal
   /// stores (rows that overflow the last-level cache do); all rows by default.
   bool streaming_stores(std::int64_t rows = -1) const;
