@@ -348,6 +348,18 @@ TEST(Cli, CalibrateShowPredictAndLearn) {
   std::int64_t rows = 0;
   for (const auto& d : pj["devices"]) rows += d["rows"].get<std::int64_t>();
   EXPECT_EQ(rows, 64);
+  // Neighbours wait for each other: a device given few rows is predicted to
+  // wait as long as the other sweeps, as its measured figures count it.
+  const CliRun lopsided = run_cli("solve --nx 64 --iters 20 --json --no-learn --rows 4,60" + machine);
+  ASSERT_EQ(lopsided.exit_code, 0) << lopsided.err;
+  const auto lj = nlohmann::json::parse(lopsided.out)["devices"];
+  ASSERT_EQ(lj.size(), 2u);
+  EXPECT_LT(lj[0]["predicted_compute_ms"].get<double>(), lj[1]["predicted_compute_ms"].get<double>());
+  EXPECT_NEAR(lj[0]["predicted_ms"].get<double>(), lj[1]["predicted_ms"].get<double>(), 1e-9);
+  for (const auto& d : lj) {
+    EXPECT_NEAR(d["predicted_ms"].get<double>(),
+                d["predicted_compute_ms"].get<double>() + d["predicted_exposed_ms"].get<double>(), 1e-9);
+  }
 
   // A corrupt profile is ignored with a warning, never a crash.
   for (const auto& entry : fs::directory_iterator(cache / "hetstencil")) std::ofstream(entry.path()) << "{ broken";

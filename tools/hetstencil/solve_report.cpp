@@ -36,9 +36,11 @@ RunComparison compare(const Report& r, const std::optional<Prediction>& predicti
       const auto p = std::find_if(prediction->devices.begin(), prediction->devices.end(),
                                   [&](const DevicePrediction& x) { return x.name == d.name; });
       if (p != prediction->devices.end()) {
+        // Neighbours wait for each other: every device's iteration is the
+        // run's, what it does not sweep it waits or copies (as measured).
         dc.predicted_compute = p->compute_s;
-        dc.predicted_exposed = p->exposed_s;
-        dc.predicted_iteration = p->iteration_s;
+        dc.predicted_iteration = std::max(p->iteration_s, prediction->iteration_s);
+        dc.predicted_exposed = *dc.predicted_iteration - p->compute_s;
       }
     }
     c.devices.push_back(dc);

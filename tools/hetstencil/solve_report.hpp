@@ -15,7 +15,8 @@ namespace hetstencil::cli {
 
 /// Per iteration, in seconds. Measured: compute is the device's sweeps; exposed
 /// exchange is the rest of its iterations (waiting for neighbours, copying ghost
-/// rows), its checks left out. Predicted values are absent without a model.
+/// rows), its checks left out. Predicted likewise: a device that finishes first
+/// waits for the slowest. Predicted values are absent without a model.
 struct DeviceComparison {
   std::string name;
   std::int64_t rows = 0;
