@@ -1,24 +1,40 @@
 #include "model/learn.hpp"
 
+#include <algorithm>
+
 namespace hetstencil {
 
 int learn(Profile& profile, const Report& report, double weight, const VariantChoice& variant) {
   if (report.iterations <= 0) return 0;
   const std::size_t n = report.devices.size();
+  const auto kind = [&](const DeviceReport& d) {
+    const auto it = profile.devices.find(d.name);
+    return it == profile.devices.end() ? DeviceKind::Cpu : kind_of(it->second);
+  };
+  const bool gpus = std::any_of(report.devices.begin(), report.devices.end(),
+                                [&](const DeviceReport& d) { return kind(d) == DeviceKind::Gpu; });
   int moved = 0;
   for (std::size_t k = 0; k < n; ++k) {
     const DeviceReport& d = report.devices[k];
     const auto device = profile.devices.find(d.name);
     if (device == profile.devices.end()) continue;
-    const auto curve =
-        device->second.rates.find(rate_key(report.precision, report.nx, swept_by(kind_of(device->second), variant)));
-    if (curve == device->second.rates.end() || d.rows < 1) continue;
+    DeviceProfile& dp = device->second;
+    const auto curve = dp.rates.find(rate_key(report.precision, report.nx, swept_by(kind_of(dp), variant)));
+    if (curve == dp.rates.end() || d.rows < 1) continue;
     const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < n ? 1 : 0);
     const std::int64_t swept = rows_swept(d.rows, neighbours, variant);
     const double measured = d.compute_s / static_cast<double>(report.iterations);
     const double expected = curve->second.seconds(swept);
     if (!(measured > 0.0) || measured > 4.0 * expected || 4.0 * measured < expected) continue;
-    curve->second.update(swept, measured, weight);
+    if (gpus && kind_of(dp) == DeviceKind::Cpu) {
+      // Its curve was calibrated beside loaded GPUs and stays; what moves
+      // is how much slower it can be: the slowest run, forgotten by `weight`
+      // at each run that was faster.
+      const double forgotten = 1.0 + (dp.slowdown_beside_gpus - 1.0) * (1.0 - weight);
+      dp.slowdown_beside_gpus = std::max({1.0, measured / expected, forgotten});
+    } else {
+      curve->second.update(swept, measured, weight);
+    }
     ++moved;
   }
   return moved;

@@ -9,9 +9,11 @@ namespace hetstencil {
 /// Folds each device's measured compute time per iteration (at its rows) into
 /// its rate curve for the report's precision and width, with `weight`. A time
 /// more than 4x away from the curve is a spike, not a trend, and is ignored; a
-/// device that has really slowed moves its curve a step at every run. Returns
-/// how many devices' curves moved. A GPU's curve is the variant's; a blocked
-/// split's devices swept their ghost zones too, and are learnt at the rows swept.
+/// device that has really slowed moves its curve a step at every run. A CPU
+/// device that ran beside GPUs moves its slowdown_beside_gpus instead (the
+/// slowest such run, forgotten by `weight` a faster run). Returns how many
+/// devices' figures moved. A GPU's curve is the variant's; a blocked split's
+/// devices swept their ghost zones too, and are learnt at the rows swept.
 int learn(Profile& profile, const Report& report, double weight = 0.25, const VariantChoice& variant = {});
 
 }  // namespace hetstencil

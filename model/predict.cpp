@@ -8,9 +8,8 @@
 namespace hetstencil {
 
 SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
-                       std::int64_t nx, const StopRule& stop, const VariantChoice& variant, double cpu_margin)
+                       std::int64_t nx, const StopRule& stop, const VariantChoice& variant, bool cautious)
     : variant_(variant),
-      cpu_margin_(cpu_margin),
       row_bytes_(static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)))),
       iterations_(stop.max_iterations) {
   for (std::int64_t t = 0; t <= stop.max_iterations; ++t) checks_ += stop.checks_at(t) ? 1 : 0;
@@ -37,6 +36,10 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
     e.check = profile.check(d.name, precision, nx, variant);
     if (!e.check) notes_.push_back("no check figures for " + d.name + ": checks taken as free");
     const auto dev = profile.devices.find(d.name);
+    if (cautious && d.kind == DeviceKind::Cpu) {
+      const double learnt = dev != profile.devices.end() ? dev->second.slowdown_beside_gpus : 1.0;
+      e.priced_slower = std::max(1.0 + kCpuMarginBesideGpus, learnt);
+    }
     const std::string key = rate_key(precision, nx, swept_by(d.kind, variant));
     if (dev != profile.devices.end() && dev->second.step.count(key)) {
       e.step = dev->second.step.at(key);
@@ -76,7 +79,7 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   // Its rows, and the ghost rows but the outermost on a side with a neighbour.
   const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
   const std::int64_t swept = rows_swept(rows, neighbours, variant_);
-  p.compute_s = e.rate.seconds(swept) * (e.device.kind == DeviceKind::Cpu ? 1.0 + cpu_margin_ : 1.0);
+  p.compute_s = e.rate.seconds(swept) * e.priced_slower;
   p.exchange_s = e.exchange / static_cast<double>(depth());
   if (depth() > 1 && neighbours > 0) {
     // Rounds: K sweeps, then the exchange, waited for.

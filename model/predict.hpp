@@ -17,6 +17,7 @@ struct PlannedDevice {
   std::string name;
   DeviceKind kind = DeviceKind::Cpu;
   std::int64_t rows = 0;
+  double sized_slower = 1.0;  ///< a planner sized its share as if it swept this much slower than its curve
 };
 
 struct DevicePrediction {
@@ -43,15 +44,22 @@ struct Prediction {
   std::vector<std::string> notes;  ///< what the model could not find and assumed
 };
 
+/// A planner's caution beside GPUs: a CPU device's sweeps are priced at least
+/// this much slower than its curve, or as slow as it was in solves beside them
+/// (its profile's slowdown_beside_gpus), whichever is slower. Its few percent of
+/// the rows are worth less than what the GPUs lose waiting for it.
+constexpr double kCpuMarginBesideGpus = 0.2;
+
 /// The model of one device order for one problem: curves and links are looked
 /// up once, so that a planner can price many row counts quickly.
 class SplitModel {
  public:
   /// `devices`' rows are ignored; throws InvalidArgument when a device has no
-  /// rate curve for the precision (and for a GPU, the variant).
-  /// cpu_margin: CPU devices' sweeps priced that much slower than their curves (a planner's caution).
+  /// rate curve for the precision (and for a GPU, the variant). `cautious`:
+  /// CPU devices' sweeps priced slower than their curves, as a planner sizes
+  /// them beside GPUs (see kCpuMarginBesideGpus).
   SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision, std::int64_t nx,
-             const StopRule& stop, const VariantChoice& variant = {}, double cpu_margin = 0.0);
+             const StopRule& stop, const VariantChoice& variant = {}, bool cautious = false);
 
   std::size_t size() const { return entries_.size(); }
   /// The fewest rows a device may have: a blocked split's depth (its
@@ -61,12 +69,15 @@ class SplitModel {
   DevicePrediction device(std::size_t k, std::int64_t rows) const;
   /// The whole run with these rows per device, in order.
   Prediction predict(const std::vector<std::int64_t>& rows) const;
+  /// How much slower than its curve device k's sweeps are priced.
+  double priced_slower(std::size_t k) const { return entries_[k].priced_slower; }
 
  private:
   struct Entry {
     PlannedDevice device;
     RateCurve rate;
     std::optional<RateCurve> check;
+    double priced_slower = 1.0;
     double step = 0.0;        // its own loop
     double exchange = 0.0;    // its ghost rows' trips (and its edges' to host neighbours)
     double to_next = 0.0;     // a row's trip to the next device, and back
@@ -78,7 +89,6 @@ class SplitModel {
 
   std::vector<Entry> entries_;
   VariantChoice variant_;
-  double cpu_margin_ = 0.0;
   double row_bytes_ = 0.0;
   std::int64_t iterations_ = 0;
   std::int64_t checks_ = 0;

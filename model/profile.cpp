@@ -170,6 +170,7 @@ std::string to_json(const Profile& p, int indent) {
                    {"step", d.step}};
     if (!d.setup_in.empty()) device["setup_in"] = curve_json(d.setup_in);
     if (!d.setup_out.empty()) device["setup_out"] = curve_json(d.setup_out);
+    if (d.slowdown_beside_gpus != 1.0) device["slowdown_beside_gpus"] = d.slowdown_beside_gpus;
     devices[name] = device;
   }
   json links = json::object();
@@ -210,6 +211,10 @@ Profile profile_from_json(const std::string& text) {
       device.step = d.value("step", json::object()).get<std::map<std::string, double>>();
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));
       if (d.contains("setup_out")) device.setup_out = curve_from(d.at("setup_out"));
+      device.slowdown_beside_gpus = d.value("slowdown_beside_gpus", 1.0);
+      if (!(device.slowdown_beside_gpus >= 1.0)) {
+        HETSTENCIL_THROW(InvalidArgument, name + ": slowdown_beside_gpus must be at least 1");
+      }
       p.devices[name] = device;
     }
     for (const auto& [key, c] : j.at("links").items()) p.links[key] = curve_from(c);

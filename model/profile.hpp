@@ -48,6 +48,11 @@ struct DeviceProfile {
   std::map<std::string, double> step;
   TransferCurve setup_in;                  ///< attaching a slab of so many bytes (all devices at once)
   TransferCurve setup_out;                 ///< detaching it
+  /// A CPU device beside GPUs: how much slower than its curve it swept in
+  /// solves, at worst, learnt from them (1 until one ran). Cloud hosts' CPU
+  /// devices change speed by 2-3x from one solve to the next (H100 host: 551
+  /// rows of 16384 in 0.33-0.51 ms in some solves, 0.89-1.14 ms in others).
+  double slowdown_beside_gpus = 1.0;
 };
 
 struct Profile {

@@ -23,7 +23,7 @@ struct Question {
   std::int64_t ny;
   StopRule stop;
   VariantChoice variant;
-  double cpu_margin;
+  bool cautious;  // CPU devices beside GPUs: see kCpuMarginBesideGpus
 };
 
 struct Evaluated {
@@ -62,7 +62,7 @@ Ordered ordered(const Profile& profile, const std::vector<Candidate>& candidates
     devices.push_back({candidates[c].name, candidates[c].kind, 0});
     caps.push_back(candidates[c].max_rows > 0 ? std::min(candidates[c].max_rows, q.ny) : q.ny);
   }
-  return {SplitModel(profile, devices, q.precision, q.nx, q.stop, q.variant, q.cpu_margin), caps};
+  return {SplitModel(profile, devices, q.precision, q.nx, q.stop, q.variant, q.cautious), caps};
 }
 
 // The bisection balances each device's own iteration; the total also counts
@@ -234,14 +234,23 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
   return out;
 }
 
+std::string caution_of(const SplitPlan& plan) {
+  std::string out;
+  for (const auto& d : plan.devices) {
+    if (d.sized_slower <= 1.0) continue;
+    out += fmt::format("{}{} sized for sweeps {:.0f}% slower than its curve", out.empty() ? "" : "; ", d.name,
+                       100.0 * (d.sized_slower - 1.0));
+  }
+  return out;
+}
+
 SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
                      std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant) {
   if (candidates.empty()) HETSTENCIL_THROW(InvalidArgument, "no devices to plan for");
   const auto has = [&](DeviceKind kind) {
     return std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) { return c.kind == kind; });
   };
-  const double cpu_margin = has(DeviceKind::Cpu) && has(DeviceKind::Gpu) ? kCpuMarginBesideGpus : 0.0;
-  const Question q{precision, nx, ny, stop, variant, cpu_margin};
+  const Question q{precision, nx, ny, stop, variant, has(DeviceKind::Cpu) && has(DeviceKind::Gpu)};
   if (ny < 1) HETSTENCIL_THROW(InvalidArgument, "no rows to plan for");
   std::int64_t capacity = 0;
   for (const auto& c : candidates) capacity = c.max_rows <= 0 ? ny : std::min(ny, capacity + c.max_rows);
@@ -307,12 +316,12 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
     best.prediction = model.predict(best.rows);
   }
   SplitPlan plan;
+  const Ordered chosen = ordered(profile, candidates, best.order, q);
   for (std::size_t k = 0; k < best.order.size(); ++k) {
     const Candidate& c = candidates[best.order[k]];
-    plan.devices.push_back({c.name, c.kind, best.rows[k]});
+    plan.devices.push_back({c.name, c.kind, best.rows[k], chosen.model.priced_slower(k)});
   }
-  plan.cpu_margin = cpu_margin;
-  plan.prediction = cpu_margin > 0.0 ? predict(profile, plan.devices, precision, nx, stop, variant) : best.prediction;
+  plan.prediction = q.cautious ? predict(profile, plan.devices, precision, nx, stop, variant) : best.prediction;
   for (std::size_t c = 0; c < n; ++c) {
     if (std::find(best.order.begin(), best.order.end(), c) != best.order.end()) continue;
     const double with = best_with.count(c) ? best_with[c] : std::numeric_limits<double>::infinity();

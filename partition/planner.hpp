@@ -22,19 +22,14 @@ struct LeftOut {
 };
 
 struct SplitPlan {
-  std::vector<PlannedDevice> devices;  ///< in row order, each with rows > 0
+  std::vector<PlannedDevice> devices;  ///< in row order, each with rows > 0 and what it was sized for
   Prediction prediction;               ///< by the curves as they are
   std::vector<LeftOut> left_out;
-  double cpu_margin = 0.0;             ///< how much slower than their curves CPU devices were given rows for
 };
 
-/// Beside GPUs a CPU device swept 15-70% slower than its calibrated curve in 8
-/// of 19 hybrid solves on the H100 and 2 x H200 hosts (its slab dropping out of
-/// a last-level cache those virtual machines share, it seems) and as predicted
-/// or faster in the others: its share is sized as if it were this much slower.
-/// Its few percent of the rows are worth less than what the GPUs lose waiting
-/// for it; a drop out of the cache costs more than this margin covers.
-constexpr double kCpuMarginBesideGpus = 0.2;
+/// "cpu0 sized for sweeps 20% slower than its curve" for each device so
+/// sized, joined by "; " ("" for none).
+std::string caution_of(const SplitPlan& plan);
 
 /// The devices as the planner sees them; a GPU's rows are bounded by its
 /// memory (two slabs and the residual's sums in 90% of it) where it is known.
@@ -50,8 +45,9 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
 /// InvalidArgument when the devices' memory cannot hold the grid, naming how
 /// much is missing. With a variant, GPUs are priced running it (a blocked
 /// split: every device at least K rows). When GPUs and CPU devices are
-/// candidates, the split is sized with CPU devices kCpuMarginBesideGpus slower;
-/// the prediction returned is by the curves as they are.
+/// candidates, CPU devices' shares are sized as if they swept slower than their
+/// curves (kCpuMarginBesideGpus, or their slowdown_beside_gpus); the
+/// prediction returned is by the curves as they are.
 SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
                      std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant = {});
 

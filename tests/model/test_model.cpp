@@ -87,6 +87,7 @@ Profile sample_profile() {
   cpu.step[rate_key(Precision::Float, 1024)] = 2e-6;
   cpu.setup_in = {1e-6, 40e9};  // allocation and first touch
   cpu.setup_out = {1e-6, 50e9};
+  cpu.slowdown_beside_gpus = 1.5;
   DeviceProfile gpu;
   gpu.kind = "gpu";
   gpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 10e-6}, {1024, 40e-6}});
@@ -107,6 +108,8 @@ TEST(Profile, JsonRoundTrip) {
   const Profile q = profile_from_json(to_json(p));
   EXPECT_EQ(to_json(q), to_json(p));
   EXPECT_TRUE(q.fingerprint == p.fingerprint);
+  EXPECT_DOUBLE_EQ(q.devices.at("cpu0").slowdown_beside_gpus, 1.5);
+  EXPECT_DOUBLE_EQ(q.devices.at("gpu0").slowdown_beside_gpus, 1.0);
   EXPECT_DOUBLE_EQ(q.rate("gpu0", Precision::Float, 1024)->seconds(512), p.rate("gpu0", Precision::Float, 1024)->seconds(512));
 }
 
@@ -123,6 +126,9 @@ TEST(Profile, MalformedTextIsRefusedWithAReason) {
   std::string partial = to_json(sample_profile());
   partial = partial.substr(0, partial.size() / 2);
   EXPECT_THROW(profile_from_json(partial), InvalidArgument);
+  std::string faster = to_json(sample_profile());
+  faster.replace(faster.find("\"slowdown_beside_gpus\": 1.5"), 27, "\"slowdown_beside_gpus\": 0.5");
+  EXPECT_THROW(profile_from_json(faster), InvalidArgument) << "a slowdown below 1";
 }
 
 struct Scratch {
@@ -219,6 +225,33 @@ TEST(Learn, RunsMoveTheCurveButSpikesDoNot) {
   EXPECT_EQ(learn(p, r), 0);
   r.nx = 1024;  // no curve for this width: nothing to learn
   EXPECT_EQ(learn(p, r), 0);
+}
+
+// Beside a GPU a CPU device's curve stays (calibrated beside loaded GPUs); its
+// slowdown takes the slowest run and forgets it a step at each faster one.
+TEST(Learn, ACpuBesideGpusMovesItsSlowdownNotItsCurve) {
+  Profile p = sample_profile();
+  p.devices["cpu0"].slowdown_beside_gpus = 1.0;
+  const double curve_before = p.rate("cpu0", Precision::Float, 1024)->seconds(512);
+  Report r;
+  r.nx = 1024;
+  r.precision = Precision::Float;
+  r.iterations = 100;
+  r.devices = {DeviceReport{"cpu0", 1, 512, 100 * 1024e-6, 0, 0, 0}, DeviceReport{"gpu0", 513, 512, 100 * 30e-6, 0, 0, 0}};
+  EXPECT_EQ(learn(p, r, 0.25), 2);
+  EXPECT_DOUBLE_EQ(p.rate("cpu0", Precision::Float, 1024)->seconds(512), curve_before);
+  EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 2.0, 1e-12) << "1024 us where its curve says 512";
+  r.devices[0].compute_s = 100 * 512e-6;  // as fast as its curve
+  learn(p, r, 0.25);
+  EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 1.75, 1e-12);
+  r.devices[0].compute_s = 100 * 200e-6;  // faster than its curve: forgets, never below 1
+  for (int run = 0; run < 100; ++run) learn(p, r, 0.25);
+  EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 1.0, 1e-9);
+  EXPECT_GE(p.devices["cpu0"].slowdown_beside_gpus, 1.0);
+  r.devices.pop_back();  // alone: its curve learns
+  r.devices[0].compute_s = 100 * 1024e-6;
+  learn(p, r, 0.25);
+  EXPECT_GT(p.rate("cpu0", Precision::Float, 1024)->seconds(512), curve_before);
 }
 
 }  // namespace

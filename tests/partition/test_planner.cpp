@@ -51,9 +51,9 @@ Profile random_profile(const std::vector<std::pair<std::string, DeviceKind>>& de
 }
 
 // The best predicted total over every order and every split into rows >= 0
-// (a device with no rows is left out), CPU devices priced `cpu_margin` slower.
+// (a device with no rows is left out), priced as a planner does when `cautious`.
 double brute_force(const Profile& p, const std::vector<Candidate>& c, std::int64_t ny, const StopRule& stop,
-                   double cpu_margin) {
+                   bool cautious) {
   double best = std::numeric_limits<double>::infinity();
   std::vector<std::size_t> order(c.size());
   for (std::size_t k = 0; k < c.size(); ++k) order[k] = k;
@@ -67,7 +67,7 @@ double brute_force(const Profile& p, const std::vector<Candidate>& c, std::int64
       }
       std::vector<std::int64_t> used;
       for (const auto& d : devices) used.push_back(d.rows);
-      best = std::min(best, SplitModel(p, devices, Precision::Double, kNx, stop, {}, cpu_margin).predict(used).total_s);
+      best = std::min(best, SplitModel(p, devices, Precision::Double, kNx, stop, {}, cautious).predict(used).total_s);
       return;
     }
     for (std::int64_t r = 0; r <= left; ++r) {
@@ -99,12 +99,13 @@ TEST(Planner, WithinATenthOfAPercentOfBruteForce) {
     ASSERT_EQ(covered, ny);
     // The planner sizes CPU shares beside GPUs with a margin: it is the best
     // split so priced, and its prediction is by the curves as they are.
-    EXPECT_DOUBLE_EQ(plan.cpu_margin, kCpuMarginBesideGpus);
+    for (const auto& d : plan.devices) {
+      EXPECT_DOUBLE_EQ(d.sized_slower, d.kind == DeviceKind::Cpu ? 1.0 + kCpuMarginBesideGpus : 1.0) << d.name;
+    }
     std::vector<std::int64_t> rows;
     for (const auto& d : plan.devices) rows.push_back(d.rows);
-    const double priced =
-        SplitModel(p, plan.devices, Precision::Double, kNx, stop, {}, plan.cpu_margin).predict(rows).total_s;
-    EXPECT_LE(priced, brute_force(p, c, ny, stop, plan.cpu_margin) * 1.001) << "trial " << trial << ": ny " << ny;
+    const double priced = SplitModel(p, plan.devices, Precision::Double, kNx, stop, {}, true).predict(rows).total_s;
+    EXPECT_LE(priced, brute_force(p, c, ny, stop, true) * 1.001) << "trial " << trial << ": ny " << ny;
     EXPECT_DOUBLE_EQ(plan.prediction.total_s, predict(p, plan.devices, Precision::Double, kNx, stop).total_s);
   }
 }
@@ -126,11 +127,21 @@ TEST(Planner, CpuSharesBesideGpusAreSizedWithAMargin) {
                                 [](const PlannedDevice& d) { return d.kind == DeviceKind::Cpu; });
   // Balanced by the curves the CPU (10x slower a row) would take 1000 rows; priced 20% slower, 11000 / 13.
   EXPECT_NEAR(static_cast<double>(cpu->rows), 11000.0 / 13.0, 2.0);
+  EXPECT_DOUBLE_EQ(cpu->sized_slower, 1.2);
   EXPECT_LT(hybrid.prediction.devices[0].iteration_s + hybrid.prediction.devices[1].iteration_s,
             2 * hybrid.prediction.iteration_s) << "by the curves the CPU now finishes first";
+  EXPECT_EQ(caution_of(hybrid), "cpu0 sized for sweeps 20% slower than its curve");
+  // Twice as slow as its curve in a solve beside the GPU: sized for that, 11000 / 21.
+  p.devices["cpu0"].slowdown_beside_gpus = 2.0;
+  const SplitPlan learnt = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}}, Precision::Double,
+                                      kNx, 11000, stop);
+  const auto slow = std::find_if(learnt.devices.begin(), learnt.devices.end(),
+                                 [](const PlannedDevice& d) { return d.kind == DeviceKind::Cpu; });
+  EXPECT_NEAR(static_cast<double>(slow->rows), 11000.0 / 21.0, 2.0);
+  EXPECT_DOUBLE_EQ(slow->sized_slower, 2.0);
   const SplitPlan cpus = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx,
                                     11000, stop);
-  EXPECT_EQ(cpus.cpu_margin, 0.0);
+  EXPECT_EQ(caution_of(cpus), "");
   EXPECT_EQ(cpus.devices[0].rows, 5500);
 }
 

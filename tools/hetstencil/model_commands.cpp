@@ -191,18 +191,19 @@ int run_plan(const ModelOptions& o) {
   const Prediction& pr = plan.prediction;
   if (o.json) {
     nlohmann::json devices = nlohmann::json::array();
-    for (const auto& d : pr.devices) {
+    for (std::size_t k = 0; k < pr.devices.size(); ++k) {
+      const DevicePrediction& d = pr.devices[k];
       devices.push_back({{"name", d.name}, {"rows", d.rows}, {"share", static_cast<double>(d.rows) / static_cast<double>(ny)},
                          {"compute_s", d.compute_s}, {"exchange_s", d.exchange_s}, {"exposed_s", d.exposed_s},
-                         {"iteration_s", d.iteration_s}, {"setup_s", d.setup_s}});
+                         {"iteration_s", d.iteration_s}, {"setup_s", d.setup_s},
+                         {"sized_slower", plan.devices[k].sized_slower}});
     }
     nlohmann::json left = nlohmann::json::array();
     for (const auto& l : plan.left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
     fmt::print("{}\n", nlohmann::json{{"nx", o.problem.nx}, {"ny", ny}, {"precision", to_string(precision)},
                                       {"iterations", pr.iterations}, {"devices", devices}, {"left_out", left},
                                       {"iteration_s", pr.iteration_s}, {"setup_s", pr.setup_s},
-                                      {"teardown_s", pr.teardown_s}, {"total_s", pr.total_s},
-                                      {"cpu_margin", plan.cpu_margin}}
+                                      {"teardown_s", pr.teardown_s}, {"total_s", pr.total_s}}
                                 .dump(2));
     return 0;
   }
@@ -217,10 +218,10 @@ int run_plan(const ModelOptions& o) {
   fmt::print("predicted: {:.4f} ms an iteration, set-up {:.4f} s, tear-down {:.4f} s, total {:.4f} s\n",
              pr.iteration_s * 1e3, pr.setup_s, pr.teardown_s, pr.total_s);
   for (const auto& l : plan.left_out) fmt::print("left out: {}: {}\n", l.name, l.reason);
-  if (plan.cpu_margin > 0.0) {
-    fmt::print("note: CPU devices' shares sized as if they swept {:.0f}% slower than their curves (beside GPUs they "
-               "do in some runs); the prediction is by the curves\n",
-               100 * plan.cpu_margin);
+  if (const std::string caution = caution_of(plan); !caution.empty()) {
+    fmt::print("note: {} (beside GPUs a CPU device's speed varies from run to run; the prediction is by the "
+               "curves)\n",
+               caution);
   }
   for (const auto& n : pr.notes) fmt::print("note: {}\n", n);
   return 0;

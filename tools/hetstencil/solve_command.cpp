@@ -102,7 +102,7 @@ int run_solve(SolveOptions o) {
     plan = plan_of(order, rows, devices);
     left_out = planned.left_out;
     how = "planned from " + model.path;
-    if (planned.cpu_margin > 0.0) how += fmt::format(" (CPU shares sized for CPUs {:.0f}% slower)", 100 * planned.cpu_margin);
+    if (const std::string caution = caution_of(planned); !caution.empty()) how += " (" + caution + ")";
   } else {
     plan = runtime.even_plan(p);
     how = model.path.empty() ? "even (a described machine has no model)"
