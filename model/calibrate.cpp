@@ -59,6 +59,21 @@ std::vector<std::int64_t> cache_edges(const std::vector<const DeviceSpec*>& cpus
   return rows;
 }
 
+// Beyond a few times the rows its cache holds a CPU device streams its slabs
+// from memory and its time grows in proportion to its rows: the curve's last
+// segment carries on. Measuring further (a 16384^2 float grid: 2 GiB of
+// slabs to set up, 25 ms sweeps) took most of a calibration's budget.
+std::int64_t cpu_rows_worth_measuring(const std::vector<const DeviceSpec*>& cpus, std::int64_t nx,
+                                      Precision precision, std::int64_t most) {
+  const double row_bytes = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+  std::int64_t enough = 0;
+  for (const DeviceSpec* c : cpus) {
+    if (c->cache_bytes == 0) return most;  // no cache known: no bound
+    enough = std::max(enough, static_cast<std::int64_t>(4.0 * static_cast<double>(c->cache_bytes) / (2.0 * row_bytes)));
+  }
+  return std::min(most, std::max<std::int64_t>(enough, 64));
+}
+
 // One row and a few more, to separate latency from bandwidth.
 std::vector<double> row_sizes(double row_bytes) { return {row_bytes, 4 * row_bytes, 16 * row_bytes, 64 * row_bytes}; }
 
@@ -98,6 +113,7 @@ class Budget {
 constexpr double kAfterCurvesSeconds = 1.0;
 constexpr double kCpuPointSeconds = 0.02;
 constexpr int kCpuPasses = 3;
+constexpr double kSpreadBelowSeconds = 0.002;
 constexpr std::int64_t kGpuLoadSize = 8192;  // the square grid a GPU sweeps beside the CPU devices' calibration
 constexpr int kMostCpuRepetitions = 101;
 
@@ -107,7 +123,7 @@ constexpr int kMostCpuRepetitions = 101;
 // sweeping, its host thread waiting as a GPU device's does. Measured alone, a
 // CPU device of the H100 host swept 1018 rows of 16384 in 0.39 ms; beside the
 // GPU in a solve it took 0.62-0.75 ms.
-// A point's samples are taken in three passes over all the points, so that a
+// A short point's samples are taken in three passes over the points, so that a
 // spell of a slower machine (a neighbour on a shared host) moves every point
 // a little and none a lot: taken at once, on a 2-core VM, one point of a curve
 // moved by half between calibrations while its neighbours did not.
@@ -115,6 +131,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
                 const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
                 std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
   if (cpus.empty()) return;
+  most = cpu_rows_worth_measuring(cpus, o.nx, precision, most);
   std::vector<std::unique_ptr<GpuLoad>> loads;
   for (const DeviceSpec* g : gpus) {
     loads.push_back(std::make_unique<GpuLoad>(g->gpu, g->worker_cpus.front(), g->own_core, kGpuLoadSize));
@@ -150,6 +167,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     job.initial = grid.data();
     job.result = grid.data();
     for (auto& d : devices) d->attach(job, RowRange{1, most});
+    spdlog::debug("calibration: CPU slabs of {} rows ready at {:.2f} s", most, budget.used());
     for (int pass = 0; pass < kCpuPasses; ++pass) {
       const std::size_t points = pass == 0 ? rows.size() : measured;
       for (std::size_t i = 0; i < points; ++i) {
@@ -157,15 +175,18 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
         const double estimate = pass > 0 ? seconds_at(i)
                                 : i > 0 ? seconds_at(i - 1) * static_cast<double>(rows[i]) / static_cast<double>(rows[i - 1])
                                         : 0.0;
-        // Short sweeps are repeated for 20 ms at least (over the passes): on a
-        // shared machine single points otherwise move by a fifth between calibrations.
-        const int least = (o.repetitions + kCpuPasses - 1) / kCpuPasses;
-        const int reps = estimate > 0.0 ? std::clamp(static_cast<int>(kCpuPointSeconds / (kCpuPasses * estimate)),
-                                                     least, kMostCpuRepetitions / kCpuPasses)
+        // Short sweeps are repeated for 20 ms at least, spread over the
+        // passes: on a shared machine single points otherwise move by a fifth
+        // between calibrations. Long ones take their repetitions at once.
+        const int passes = estimate < kSpreadBelowSeconds ? kCpuPasses : 1;
+        if (pass >= passes) continue;
+        const int least = (o.repetitions + passes - 1) / passes;
+        const int reps = estimate > 0.0 ? std::clamp(static_cast<int>(kCpuPointSeconds / (passes * estimate)), least,
+                                                     kMostCpuRepetitions / passes)
                                         : least;
-        // Pass 0 leaves room for the passes after it.
-        const int passes_left = pass == 0 ? kCpuPasses : 1;
-        if (!budget.allows(2 * estimate * (reps + 1) * passes_left)) {
+        // A check's cost, rarely paid, is measured once; pass 0 leaves room for the passes after it.
+        const bool with_checks = pass == 0;
+        if (!budget.allows(estimate * (reps + 1) * (with_checks ? passes + 1 : 1))) {
           if (pass == 0) {
             skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(rows[i]) + " rows");
           }
@@ -175,6 +196,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
             devices.size(),
             [&](std::size_t k) {
               for (bool residual : {false, true}) {
+                if (residual && !with_checks) continue;
                 auto& into = residual ? checks[k][i] : sweeps[k][i];
                 for (double s : devices[k]->sweep_samples(rows[i], reps, residual, start_together)) into.push_back(s);
               }
@@ -182,6 +204,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
             [&] { abort = true; });
         if (pass == 0) measured = i + 1;
       }
+      spdlog::debug("calibration: CPU pass {} done at {:.2f} s", pass, budget.used());
     }
     for (auto& d : devices) d->detach();
   });
@@ -407,10 +430,13 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   }
   budget.mark("loops");
   if (budget.allows(1.0)) {
+    const Precision precision = o.precisions.front();
     for (const auto* group : {&gpus, &cpus}) {
       std::vector<DeviceSpec> specs;
       for (const DeviceSpec* d : *group) specs.push_back(*d);
-      if (!specs.empty()) setup_curves(topology, specs, o.precisions.front(), o.nx, most, profile);
+      // A fit of latency + bytes / bandwidth: CPU slabs need not be large.
+      const std::int64_t rows = group == &cpus ? cpu_rows_worth_measuring(cpus, o.nx, precision, most) : most;
+      if (!specs.empty()) setup_curves(topology, specs, precision, o.nx, rows, profile);
     }
     budget.mark("set-up and tear-down");
   } else {
