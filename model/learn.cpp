@@ -3,6 +3,11 @@
 #include <algorithm>
 
 namespace hetstencil {
+namespace {
+
+constexpr double kSlowdownForgottenPerRun = 0.05;
+
+}  // namespace
 
 int learn(Profile& profile, const Report& report, double weight, const VariantChoice& variant) {
   if (report.iterations <= 0) return 0;
@@ -28,9 +33,10 @@ int learn(Profile& profile, const Report& report, double weight, const VariantCh
     if (!(measured > 0.0) || measured > 4.0 * expected || 4.0 * measured < expected) continue;
     if (gpus && kind_of(dp) == DeviceKind::Cpu) {
       // Its curve was calibrated beside loaded GPUs and stays; what moves
-      // is how much slower it can be: the slowest run, forgotten by `weight`
-      // at each run that was faster.
-      const double forgotten = 1.0 + (dp.slowdown_beside_gpus - 1.0) * (1.0 - weight);
+      // is how much slower it can be: the slowest run, forgotten slowly. On
+      // the H100 host, forgotten a quarter a run, a 2.6x slowdown was back to
+      // 1.7x after four runs and the fifth was 2.3x slower than its curve.
+      const double forgotten = 1.0 + (dp.slowdown_beside_gpus - 1.0) * (1.0 - kSlowdownForgottenPerRun);
       dp.slowdown_beside_gpus = std::max({1.0, measured / expected, forgotten});
     } else {
       curve->second.update(swept, measured, weight);
