@@ -2,16 +2,18 @@
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
-#   tools/gpu-check.sh [tests] [sanitize] [bench] [solves] [model] [blocked] [variants]   (default: all)
+#   tools/gpu-check.sh [tests] [sanitize] [bench] [solves] [model] [accuracy] [blocked] [variants]   (default: all)
 # model: for each device set of the machine (CPU socket + GPU, 2 GPUs, CPU + 2 GPUs)
 # and each problem (float/double, 16384^2 and 1024^2): calibrate, a planned solve
 # (predicted beside measured), and a sweep of one device's share (CSV + PNG).
+# accuracy: for each device set, float 16384^2: calibrate, then six planned
+# solves, each learning from the ones before (a CPU device's slowdown beside GPUs).
 # blocked: for each device set, calibrate for blocked (K = 4, 8), then planned
 # solves of float 16384^2, sync and blocked, predicted beside measured.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests sanitize bench solves model blocked variants}
+parts=${*:-tests sanitize bench solves model accuracy blocked variants}
 mkdir -p "$out"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
@@ -111,6 +113,25 @@ if want model; then
       $bin sweep "${common[@]}" --repeat 3 --csv "$out/sweep-$label.csv" >"$out/sweep-$label.txt" 2>&1
       record "sweep $label" "$(grep -E '^measured best' "$out/sweep-$label.txt")"
       record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
+    done
+  done
+fi
+
+if want accuracy; then
+  step "accuracy: calibrate, then planned solves that learn from each other"
+  export XDG_CACHE_HOME=$out/cache-accuracy
+  mkdir -p "$XDG_CACHE_HOME"
+  sets=("cpu0,gpu0")
+  [ "$gpus" -ge 2 ] && sets=("gpu0,gpu1" "cpu0,gpu0,gpu1")
+  for devices in "${sets[@]}"; do
+    common=(--devices "$devices" --precision float --nx 16384 --iters 1000)
+    label="${devices//,/_}"
+    $bin calibrate "${common[@]}" >"$out/calibrate-accuracy-$label.txt" 2>&1
+    record "calibrate $label" "$(grep -oE 'calibrated in [0-9.]+ s' "$out/calibrate-accuracy-$label.txt")"
+    for run in 1 2 3 4 5 6; do
+      $bin solve "${common[@]}" >"$out/solve-accuracy-$label-$run.txt" 2>&1
+      record "solve $label #$run" "$(awk '/^(cpu|gpu)[0-9]+ /{printf "%s %s, ", $1, $2}' "$out/solve-accuracy-$label-$run.txt")$(grep -E '^predicted' "$out/solve-accuracy-$label-$run.txt" | sed 's/; the run.*//')"
+      record "" "$(grep -oE 'sized for sweeps [0-9]+% slower' "$out/solve-accuracy-$label-$run.txt")"
     done
   done
 fi
