@@ -147,6 +147,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   Samples sweeps(cpus.size(), std::vector<std::vector<double>>(rows.size()));
   Samples checks = sweeps;
   std::size_t measured = 0;  // points that pass 0 reached: later passes repeat those
+  std::vector<int> passes_of(rows.size(), 1);
   std::atomic<bool> abort{false};
   Barrier together(static_cast<int>(devices.size()), spin_limit_for(static_cast<int>(devices.size()),
                                                                      topology.hardware_threads()));
@@ -178,7 +179,8 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
         // Short sweeps are repeated for 20 ms at least, spread over the
         // passes: on a shared machine single points otherwise move by a fifth
         // between calibrations. Long ones take their repetitions at once.
-        const int passes = estimate < kSpreadBelowSeconds ? kCpuPasses : 1;
+        if (pass == 0) passes_of[i] = estimate < kSpreadBelowSeconds ? kCpuPasses : 1;
+        const int passes = passes_of[i];
         if (pass >= passes) continue;
         const int least = (o.repetitions + passes - 1) / passes;
         const int reps = estimate > 0.0 ? std::clamp(static_cast<int>(kCpuPointSeconds / (passes * estimate)), least,

@@ -15,8 +15,10 @@ double mad(const std::vector<double>& values);
 /// is zero, i.e. when more than half are equal).
 std::vector<double> without_outliers(const std::vector<double>& values, double k = 3.0);
 
-/// The median of the samples that survive outlier rejection: what every timing
-/// in the model is. A 70 ms spike among 1 ms samples changes nothing.
+/// The mean of the samples that survive outlier rejection: what every timing
+/// in the model is. A 70 ms spike among 1 ms samples changes nothing; the
+/// mean, not the median, because a solve's time is the sum of its sweeps
+/// (a CPU device's samples on a shared host spread by 1.5-2x, skewed slow).
 double robust_time(const std::vector<double>& values);
 
 }  // namespace hetstencil
