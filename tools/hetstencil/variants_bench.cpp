@@ -16,6 +16,7 @@
 #include "hetstencil/error.hpp"
 #include "hetstencil/npy.hpp"
 #include "hetstencil/reference.hpp"
+#include "model/robust.hpp"
 #include "tools/hetstencil/plot.hpp"
 #include "tools/hetstencil/variants_bench.hpp"
 
@@ -41,11 +42,6 @@ struct Row {
   std::vector<double> error;             // per run: after the clean run
   std::string same_bits;                 // blocked: "yes"/"no" against sync after T
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 int run_variants(const VariantsOptions& o) {
   if (o.gpu >= cuda_device_count()) {
