@@ -11,7 +11,8 @@ namespace hetstencil {
 /// more than 4x away from the curve is a spike, not a trend, and is ignored; a
 /// device that has really slowed moves its curve a step at every run. A CPU
 /// device that ran beside GPUs moves its slowdown_beside_gpus instead (the
-/// slowest such run, forgotten by a twentieth at each faster one). Returns how many
+/// slowest such run, however slow, forgotten by a twentieth at each faster
+/// one). Returns how many
 /// devices' figures moved. A GPU's curve is the variant's; a blocked split's
 /// devices swept their ghost zones too, and are learnt at the rows swept.
 int learn(Profile& profile, const Report& report, double weight = 0.25, const VariantChoice& variant = {});

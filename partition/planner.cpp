@@ -31,6 +31,10 @@ struct Evaluated {
   std::vector<std::int64_t> rows;
   Prediction prediction;
   bool valid = false;
+  bool beside_gpus = false;  // CPU devices and GPUs together
+  // What plans are compared by: the predicted total, CPU devices beside GPUs
+  // asked to save kLeastGainBesideGpus.
+  double judged_s() const { return prediction.total_s * (beside_gpus ? 1.0 + kLeastGainBesideGpus : 1.0); }
 };
 
 // The most rows in [0, cap] whose iteration fits under t (iteration time grows with rows).
@@ -203,15 +207,29 @@ Evaluated best_for(const Profile& profile, const std::vector<Candidate>& candida
     Evaluated e = balance(profile, candidates, order, q, thorough);
     if (e.valid && (!best.valid || e.prediction.total_s < best.prediction.total_s)) best = std::move(e);
   }
+  const auto has = [&](DeviceKind kind) {
+    return std::any_of(set.begin(), set.end(), [&](std::size_t c) { return candidates[c].kind == kind; });
+  };
+  best.beside_gpus = has(DeviceKind::Cpu) && has(DeviceKind::Gpu);
   return best;
 }
 
-std::string reason(const Candidate& c, double with, double without) {
+// Why candidate c is not in the plan: `with` is the best plan that has it,
+// `without` the plan chosen.
+std::string reason(const Candidate& c, const Evaluated* with, const Evaluated& without) {
   const char* why = c.kind == DeviceKind::Gpu ? "copying its slab and its halo rows costs more than its rows would save"
                                               : "its halo copies and hand-overs cost more than its rows would save";
-  if (!std::isfinite(with)) return "no split with it covers the grid (too slow, or no rows left for it)";
-  if (with <= without * (1 + 1e-9)) return fmt::format("its rows would not shorten the run (predicted {:.6g} s either way)", without);
-  return fmt::format("{}: predicted {:.6g} s with it, {:.6g} s without", why, with, without);
+  if (!with) return "no split with it covers the grid (too slow, or no rows left for it)";
+  const double with_s = with->prediction.total_s, without_s = without.prediction.total_s;
+  if (with_s < without_s * (1 - 1e-9)) {
+    return fmt::format("beside GPUs a CPU device must save {:.0f}% of the time to be used (its speed there changes from "
+                       "run to run), it would save {:.1f}%: predicted {:.6g} s with it, {:.6g} s without",
+                       100 * kLeastGainBesideGpus, 100 * (1 - with_s / without_s), with_s, without_s);
+  }
+  if (with_s <= without_s * (1 + 1e-9)) {
+    return fmt::format("its rows would not shorten the run (predicted {:.6g} s either way)", without_s);
+  }
+  return fmt::format("{}: predicted {:.6g} s with it, {:.6g} s without", why, with_s, without_s);
 }
 
 }  // namespace
@@ -264,15 +282,15 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
   // Few devices: every set, every order, several starts, each refined. Many:
   // the balance alone while searching, the winner refined at the end.
   const bool thorough = n <= static_cast<std::size_t>(kAllSubsetsUpTo);
-  std::map<std::size_t, double> best_with;  // per candidate: the best total of a plan that uses it
+  std::map<std::size_t, Evaluated> best_with;  // per candidate: the best plan that uses it
   Evaluated best;
   auto consider = [&](const std::vector<std::size_t>& set) {
     const Evaluated e = best_for(profile, candidates, set, q, thorough);
     if (!e.valid) return e;
     for (std::size_t c : set) {
-      if (!best_with.count(c) || e.prediction.total_s < best_with[c]) best_with[c] = e.prediction.total_s;
+      if (!best_with.count(c) || e.judged_s() < best_with[c].judged_s()) best_with[c] = e;
     }
-    if (!best.valid || e.prediction.total_s < best.prediction.total_s) best = e;
+    if (!best.valid || e.judged_s() < best.judged_s()) best = e;
     return e;
   };
   if (n <= static_cast<std::size_t>(kAllSubsetsUpTo)) {
@@ -300,7 +318,7 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
         std::vector<std::size_t> fewer = set;
         fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(drop));
         const Evaluated e = consider(fewer);
-        if (e.valid && (!current.valid || e.prediction.total_s < current.prediction.total_s)) {
+        if (e.valid && (!current.valid || e.judged_s() < current.judged_s())) {
           current = e;
           set = fewer;
           improved = true;
@@ -324,8 +342,7 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
   plan.prediction = q.cautious ? predict(profile, plan.devices, precision, nx, stop, variant) : best.prediction;
   for (std::size_t c = 0; c < n; ++c) {
     if (std::find(best.order.begin(), best.order.end(), c) != best.order.end()) continue;
-    const double with = best_with.count(c) ? best_with[c] : std::numeric_limits<double>::infinity();
-    plan.left_out.push_back({candidates[c].name, reason(candidates[c], with, best.prediction.total_s)});
+    plan.left_out.push_back({candidates[c].name, reason(candidates[c], best_with.count(c) ? &best_with[c] : nullptr, best)});
   }
   return plan;
 }

@@ -124,14 +124,14 @@ if want accuracy; then
   sets=("cpu0,gpu0")
   [ "$gpus" -ge 2 ] && sets=("gpu0,gpu1" "cpu0,gpu0,gpu1")
   for devices in "${sets[@]}"; do
-    common=(--devices "$devices" --precision float --nx 16384 --iters 1000)
+    common=(--devices "$devices" --precision float --nx 16384)
     label="${devices//,/_}"
     $bin calibrate "${common[@]}" >"$out/calibrate-accuracy-$label.txt" 2>&1
     record "calibrate $label" "$(grep -oE 'calibrated in [0-9.]+ s' "$out/calibrate-accuracy-$label.txt")"
     for run in 1 2 3 4 5 6; do
-      $bin solve "${common[@]}" >"$out/solve-accuracy-$label-$run.txt" 2>&1
+      $bin solve "${common[@]}" --iters 1000 >"$out/solve-accuracy-$label-$run.txt" 2>&1
       record "solve $label #$run" "$(awk '/^(cpu|gpu)[0-9]+ /{printf "%s %s, ", $1, $2}' "$out/solve-accuracy-$label-$run.txt")$(grep -E '^predicted' "$out/solve-accuracy-$label-$run.txt" | sed 's/; the run.*//')"
-      record "" "$(grep -oE 'sized for sweeps [0-9]+% slower' "$out/solve-accuracy-$label-$run.txt")"
+      record "" "$(grep -oE 'sized for sweeps [0-9]+% slower|must save [0-9]+%.*would save [0-9.]+%' "$out/solve-accuracy-$label-$run.txt")"
     done
   done
 fi

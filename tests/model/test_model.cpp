@@ -245,6 +245,9 @@ TEST(Learn, ACpuBesideGpusMovesItsSlowdownNotItsCurve) {
   r.devices[0].compute_s = 100 * 512e-6;  // as fast as its curve
   learn(p, r, 0.25);
   EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 1.95, 1e-12);
+  r.devices[0].compute_s = 100 * 512e-6 * 5;  // five times slower: no spike, a whole run's average
+  learn(p, r, 0.25);
+  EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 5.0, 1e-12);
   r.devices[0].compute_s = 100 * 200e-6;  // faster than its curve: forgets, never below 1
   for (int run = 0; run < 600; ++run) learn(p, r, 0.25);
   EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 1.0, 1e-9);

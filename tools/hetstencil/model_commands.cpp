@@ -75,6 +75,10 @@ void print_profile(const Profile& p) {
                  d.setup_in.bytes_per_s / 1e9, d.setup_in.latency_s * 1e6, d.setup_out.bytes_per_s / 1e9,
                  d.setup_out.latency_s * 1e6);
     }
+    if (d.slowdown_beside_gpus > 1.0) {
+      fmt::print("{:<8} beside GPUs up to {:.2f}x slower than its curve (learnt from solves)\n", name,
+                 d.slowdown_beside_gpus);
+    }
   }
   fmt::print("{:<16} {:>12} {:>10}   ({})\n", "link (a row)", "latency_us", "GB/s", p.link_conditions);
   for (const auto& [key, c] : p.links) {
