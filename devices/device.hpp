@@ -73,6 +73,7 @@ struct DeviceTimes {
   double exchange_s = 0.0;
   double check_s = 0.0;
   double total_s = 0.0;
+  double compute_p90_s = 0.0;  // per iteration, over its rounds; 0 where not measured
 };
 
 class Device {

@@ -10,9 +10,9 @@ namespace hetstencil {
 /// its rate curve for the report's precision and width, with `weight`. A time
 /// more than 4x away from the curve is a spike, not a trend, and is ignored; a
 /// device that has really slowed moves its curve a step at every run. A CPU
-/// device that ran beside GPUs moves its slowdown_beside_gpus instead (the
-/// slowest such run, however slow, forgotten by a twentieth at each faster
-/// one). Returns how many
+/// device that ran beside GPUs moves its slowdown_beside_gpus instead (its
+/// slow iterations, the 90th percentile, in the slowest such run, however
+/// slow, forgotten by a twentieth at each faster one). Returns how many
 /// devices' figures moved. A GPU's curve is the variant's; a blocked split's
 /// devices swept their ghost zones too, and are learnt at the rows swept.
 int learn(Profile& profile, const Report& report, double weight = 0.25, const VariantChoice& variant = {});

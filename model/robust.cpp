@@ -17,6 +17,14 @@ double median(std::vector<double> values) {
   return 0.5 * (lower + upper);
 }
 
+double percentile(std::vector<double> values, double q) {
+  if (values.empty()) HETSTENCIL_THROW(InvalidArgument, "a percentile of no samples");
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(values.size())));
+  const std::size_t k = std::min(values.size() - 1, rank > 0 ? rank - 1 : 0);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k), values.end());
+  return values[k];
+}
+
 double mad(const std::vector<double>& values) {
   const double m = median(values);
   std::vector<double> deviations;

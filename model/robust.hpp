@@ -7,6 +7,9 @@ namespace hetstencil {
 
 double median(std::vector<double> values);
 
+/// The value that a fraction `q` (0..1) of the samples do not exceed (nearest rank).
+double percentile(std::vector<double> values, double q);
+
 /// Median absolute deviation from the median, scaled by 1.4826 so that it
 /// estimates the standard deviation of normal data.
 double mad(const std::vector<double>& values);

@@ -133,6 +133,16 @@ if want accuracy; then
       record "solve $label #$run" "$(awk '/^(cpu|gpu)[0-9]+ /{printf "%s %s, ", $1, $2}' "$out/solve-accuracy-$label-$run.txt")$(grep -E '^predicted' "$out/solve-accuracy-$label-$run.txt" | sed 's/; the run.*//')"
       record "" "$(grep -oE 'sized for sweeps [0-9]+% slower|must save [0-9]+%.*would save [0-9.]+%' "$out/solve-accuracy-$label-$run.txt")"
     done
+    # CPU rows forced beside the GPUs, predicted by the curves.
+    if [[ $devices == cpu0,* ]]; then
+      for cpu_rows in 250 500 1000 250 500 1000; do
+        gpu_rows=$(( (16384 - cpu_rows) / (${#devices} > 9 ? 2 : 1) ))
+        rows=$cpu_rows,$gpu_rows
+        [[ ${#devices} -gt 9 ]] && rows=$rows,$((16384 - cpu_rows - gpu_rows))
+        $bin solve "${common[@]}" --iters 1000 --no-learn --rows "$rows" >"$out/solve-forced-$label-$cpu_rows.txt" 2>&1
+        record "forced $label $rows" "$(awk '/^cpu0 /{printf "cpu0 compute %s predicted, %s measured; ", $5, $6}' "$out/solve-forced-$label-$cpu_rows.txt")$(grep -E '^predicted' "$out/solve-forced-$label-$cpu_rows.txt" | sed 's/; the run.*//')"
+      done
+    fi
   done
 fi
 

@@ -164,19 +164,25 @@ void CpuDevice::run_iterations(int worker, HaloPort& port) {
       if (stop_) break;
     }
     const Clock::time_point sweep_begin = Clock::now();
+    const std::int64_t round_begin = t;
     for (const std::int64_t end = job_->round_end(t); t < end; ++t) {
       sweep_rows<T>(worker, static_cast<int>(t % 2), swept_begin, swept_end);
       team_.sync();
     }
     if (leader) {
       const Clock::time_point exchange_begin = Clock::now();
-      times_.compute_s += std::chrono::duration<double>(exchange_begin - sweep_begin).count();
+      const double swept = std::chrono::duration<double>(exchange_begin - sweep_begin).count();
+      times_.compute_s += swept;
+      if (t > round_begin) round_compute_.push_back(swept / static_cast<double>(t - round_begin));
       exchange<T>(port, t);
       times_.exchange_s += seconds_since(exchange_begin);
     }
     team_.sync();
   }
-  if (leader) times_.total_s = seconds_since(start);
+  if (leader) {
+    times_.total_s = seconds_since(start);
+    times_.compute_p90_s = round_compute_.empty() ? 0.0 : percentile(round_compute_, 0.9);
+  }
 }
 
 template <class T>
@@ -211,6 +217,8 @@ void CpuDevice::exchange(HaloPort& port, std::int64_t t) {
 
 void CpuDevice::run(HaloPort& port) {
   stop_ = false;
+  round_compute_.clear();
+  round_compute_.reserve(static_cast<std::size_t>(std::min<std::int64_t>(job_->stop.max_iterations + 1, 1 << 20)));
   dispatch(job_->precision, [&](auto zero) {
     using T = decltype(zero);
     team_.run([&](int w) { run_iterations<T>(w, port); }, port.abort_flag());

@@ -92,6 +92,7 @@ class CpuDevice final : public Device {
   bool stop_ = false;
   std::uint64_t cache_bytes_;
   DeviceTimes times_;
+  std::vector<double> round_compute_;  // each round's sweeps, per iteration
 };
 
 }  // namespace hetstencil

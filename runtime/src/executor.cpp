@@ -120,7 +120,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   for (std::size_t k = 0; k < n; ++k) {
     const DeviceTimes t = devices[k]->times();
     report.devices.push_back(DeviceReport{devices[k]->info().name, rows[k].first, rows[k].count, t.compute_s,
-                                          t.exchange_s, t.check_s, t.total_s});
+                                          t.exchange_s, t.check_s, t.total_s, t.compute_p90_s});
   }
   return Result{report, std::move(grid)};
 }

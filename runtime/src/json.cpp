@@ -14,7 +14,8 @@ std::string to_json(const Report& r, int indent) {
                        {"compute_s", d.compute_s},
                        {"exchange_s", d.exchange_s},
                        {"check_s", d.check_s},
-                       {"total_s", d.total_s}});
+                       {"total_s", d.total_s},
+                       {"compute_p90_s", d.compute_p90_s}});
   }
   const nlohmann::json j = {
       {"nx", r.nx},

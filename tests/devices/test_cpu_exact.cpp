@@ -124,6 +124,23 @@ TEST(CpuExactPlans, ZeroIterationsReturnTheInitialGrid) {
   const Result r = runtime.solve(p);
   EXPECT_EQ(r.report.iterations, 0);
   EXPECT_EQ(r.grid<double>().values(), initial_grid<double>(p).values());
+  for (const auto& d : r.report.devices) EXPECT_EQ(d.compute_p90_s, 0.0) << "no rounds, no percentile";
+}
+
+// A CPU device times each round: its slow iterations are reported beside its mean.
+TEST(CpuExactPlans, ReportsTheNinetiethPercentileOfItsIterations) {
+  Problem p;
+  p.nx = 256;
+  p.ny = 64;
+  p.stop.max_iterations = 50;
+  Runtime runtime(testing_support::cpu_devices(2, 1));
+  const Result r = runtime.solve(p);
+  for (const auto& d : r.report.devices) {
+    const double mean = d.compute_s / static_cast<double>(r.report.iterations);
+    EXPECT_GT(d.compute_p90_s, 0.0) << d.name;
+    // A tenth of the iterations take the percentile at least, and they are part of the sum.
+    EXPECT_LE(d.compute_p90_s, 10.0 * mean) << d.name << ": one iteration's time, not a sum";
+  }
 }
 
 TEST(CpuExactPlans, BadPlansAreRejected) {

@@ -26,6 +26,12 @@ TEST(Robust, OneSpikeChangesNothing) {
   EXPECT_DOUBLE_EQ(robust_time(ms), clean);
   EXPECT_EQ(without_outliers(ms).size(), ms.size() - 1);
   EXPECT_DOUBLE_EQ(median({3.0, 1.0, 2.0, 10.0}), 2.5);
+  std::vector<double> hundred;
+  for (int k = 100; k >= 1; --k) hundred.push_back(k);
+  EXPECT_DOUBLE_EQ(percentile(hundred, 0.9), 90.0);
+  EXPECT_DOUBLE_EQ(percentile(hundred, 1.0), 100.0);
+  EXPECT_DOUBLE_EQ(percentile({5.0}, 0.9), 5.0);
+  EXPECT_THROW(percentile({}, 0.5), InvalidArgument);
   EXPECT_NEAR(mad({1.0, 2.0, 3.0, 4.0, 100.0}), 1.4826, 1e-12);
   EXPECT_THROW(median({}), InvalidArgument);
 }
@@ -248,6 +254,11 @@ TEST(Learn, ACpuBesideGpusMovesItsSlowdownNotItsCurve) {
   r.devices[0].compute_s = 100 * 512e-6 * 5;  // five times slower: no spike, a whole run's average
   learn(p, r, 0.25);
   EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 5.0, 1e-12);
+  r.devices[0].compute_s = 100 * 512e-6;  // as fast as its curve on average, a tenth of its iterations 6x slower
+  r.devices[0].compute_p90_s = 6 * 512e-6;
+  learn(p, r, 0.25);
+  EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 6.0, 1e-12) << "the GPU waits for its slow iterations";
+  r.devices[0].compute_p90_s = 0.0;
   r.devices[0].compute_s = 100 * 200e-6;  // faster than its curve: forgets, never below 1
   for (int run = 0; run < 600; ++run) learn(p, r, 0.25);
   EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 1.0, 1e-9);

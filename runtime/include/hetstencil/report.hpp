@@ -27,6 +27,10 @@ struct DeviceReport {
   double exchange_s = 0.0;  ///< waiting for neighbours and copying ghost rows
   double check_s = 0.0;     ///< residual checks, the global agreement included
   double total_s = 0.0;     ///< from start to its last iteration
+  /// Per iteration: the 90th percentile of its sweeps' time over its rounds
+  /// (CPU devices; 0 where not measured). Beside a GPU, its slow iterations,
+  /// not its mean, make the GPU wait.
+  double compute_p90_s = 0.0;
 };
 
 struct Report {
