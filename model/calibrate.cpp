@@ -120,9 +120,10 @@ constexpr int kMostCpuRepetitions = 101;
 // Every CPU device sweeps at once, point by point, as in a solve: each sweep
 // starts on all of them together, so that devices that share a memory
 // controller and a cache are measured sharing them; and beside every GPU
-// sweeping, its host thread waiting as a GPU device's does. Measured alone, a
-// CPU device of the H100 host swept 1018 rows of 16384 in 0.39 ms; beside the
-// GPU in a solve it took 0.62-0.75 ms.
+// sweeping, its host thread waiting as a GPU device's does: on the H100 host
+// the CPU device swept 500 / 1000 / 2000 rows of 16384 floats in 0.37 / 0.98 /
+// 2.08 ms alone and 1.13 / 2.09 / 2.08 ms beside the GPU (bench cpu
+// --beside-gpus); in solves beside it, either, from one run to the next.
 // A short point's samples are taken in three passes over the points, so that a
 // spell of a slower machine (a neighbour on a shared host) moves every point
 // a little and none a lot: taken at once, on a 2-core VM, one point of a curve
