@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
+#include <random>
+#include <string>
 
 #include "hetstencil/runtime.hpp"
 
@@ -36,6 +39,50 @@ inline Problem exactness_problem(std::int64_t nx, std::int64_t ny, Precision pre
     p.stop.max_iterations = 40;
   }
   return p;
+}
+
+/// A random blocked solve over `devices` devices: an exactness problem of up to
+/// `most_nx` columns and `devices * depth` rows plus up to `extra_rows`, run for
+/// up to `most_iterations` (checks every 1..9 with a tolerance), a grid source
+/// one trial in three; each device at least `depth` rows and a random part of
+/// the rest, in a random order. `trial` picks precision and stop rule.
+struct BlockedTrial {
+  Problem problem;
+  Plan plan;
+  std::string description;  ///< for SCOPED_TRACE
+};
+
+inline BlockedTrial random_blocked_trial(std::mt19937& rng, int trial, int depth, std::int64_t devices,
+                                         std::int64_t most_nx, std::int64_t extra_rows, std::int64_t most_iterations) {
+  const auto draw = [&](std::int64_t n) { return static_cast<std::int64_t>(rng() % static_cast<unsigned>(n)); };
+  BlockedTrial t;
+  Problem& p = t.problem;
+  p = exactness_problem(1 + draw(most_nx), devices * depth + draw(extra_rows),
+                        trial % 2 ? Precision::Float : Precision::Double, trial % 4 >= 2);
+  if (p.stop.uses_tolerance()) p.stop.check_every = 1 + draw(9);
+  p.stop.max_iterations = 1 + draw(most_iterations);
+  if (trial % 3 == 0) {
+    std::vector<double> f(static_cast<std::size_t>(p.nx * p.ny));
+    for (auto& v : f) v = std::uniform_real_distribution<double>(-50, 50)(rng);
+    p.source = Source::from_grid(f);
+  }
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(devices), depth);
+  for (std::int64_t left = p.ny - devices * depth; left > 0; --left) ++rows[static_cast<std::size_t>(draw(devices))];
+  std::vector<std::size_t> order(static_cast<std::size_t>(devices));
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::shuffle(order.begin(), order.end(), rng);
+  t.plan = Plan({}, {Variant::Blocked, depth});
+  std::int64_t first = 1;
+  t.description = "trial " + std::to_string(trial) + ": K " + std::to_string(depth) + ", " + std::to_string(p.nx) +
+                  " x " + std::to_string(p.ny) + ", rows";
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    t.plan.parts.push_back({order[k], first, rows[k]});
+    first += rows[k];
+    t.description += (k ? "/" : " ") + std::to_string(rows[k]);
+  }
+  t.description += ", " + std::to_string(p.stop.max_iterations) + " iterations, checks every " +
+                   (p.stop.uses_tolerance() ? std::to_string(p.stop.check_every) : std::string("-"));
+  return t;
 }
 
 /// Same values bit for bit (the first difference is named), same iterations,

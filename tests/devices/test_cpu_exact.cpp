@@ -87,30 +87,9 @@ TEST(CpuExactPlans, BlockedAcrossDevicesMatchesReference) {
   std::mt19937 rng(11);
   Runtime runtime(testing_support::cpu_devices(3, 2));
   for (int trial = 0; trial < 24; ++trial) {
-    const int depth = 1 + trial % 6;
-    Problem p = testing_support::exactness_problem(3 + static_cast<std::int64_t>(rng() % 40),
-                                                   3 * depth + static_cast<std::int64_t>(rng() % 30),
-                                                   trial % 2 ? Precision::Float : Precision::Double, trial % 4 >= 2);
-    if (p.stop.uses_tolerance()) p.stop.check_every = 1 + static_cast<std::int64_t>(rng() % 9);
-    p.stop.max_iterations = 1 + static_cast<std::int64_t>(rng() % 45);
-    if (trial % 3 == 0) {
-      std::vector<double> f(static_cast<std::size_t>(p.nx * p.ny));
-      for (auto& v : f) v = std::uniform_real_distribution<double>(-50, 50)(rng);
-      p.source = Source::from_grid(f);
-    }
-    // Three devices in a random order, each with at least `depth` rows.
-    const std::int64_t spare = p.ny - 3 * depth;
-    const std::int64_t a = depth + static_cast<std::int64_t>(rng() % static_cast<unsigned>(spare + 1));
-    const std::int64_t b = depth + static_cast<std::int64_t>(rng() % static_cast<unsigned>(spare - (a - depth) + 1));
-    std::vector<std::size_t> order{0, 1, 2};
-    std::shuffle(order.begin(), order.end(), rng);
-    const Plan plan({{order[0], 1, a}, {order[1], 1 + a, b}, {order[2], 1 + a + b, p.ny - a - b}},
-                    {Variant::Blocked, depth});
-    SCOPED_TRACE("trial " + std::to_string(trial) + ": K " + std::to_string(depth) + ", rows " + std::to_string(a) +
-                 "/" + std::to_string(b) + "/" + std::to_string(p.ny - a - b) + ", " +
-                 std::to_string(p.stop.max_iterations) + " iterations, checks every " +
-                 (p.stop.uses_tolerance() ? std::to_string(p.stop.check_every) : std::string("-")));
-    expect_same_bits(runtime.solve(p, plan), solve_reference(p));
+    const testing_support::BlockedTrial t = testing_support::random_blocked_trial(rng, trial, 1 + trial % 6, 3, 42, 30, 45);
+    SCOPED_TRACE(t.description);
+    expect_same_bits(runtime.solve(t.problem, t.plan), solve_reference(t.problem));
   }
 }
 

@@ -128,32 +128,9 @@ TEST(GpuExactPlans, BlockedAcrossDevices) {
     const auto n = static_cast<std::int64_t>(runtime.devices().size());
     for (int trial = 0; trial < 10; ++trial) {
       const int depth = std::vector<int>{1, 2, 3, 4, 7, 8}[static_cast<std::size_t>(trial % 6)];
-      Problem p = testing_support::exactness_problem(1 + static_cast<std::int64_t>(rng() % 900),
-                                                     n * depth + static_cast<std::int64_t>(rng() % 300),
-                                                     trial % 2 ? Precision::Float : Precision::Double, trial % 4 >= 2);
-      if (p.stop.uses_tolerance()) p.stop.check_every = 1 + static_cast<std::int64_t>(rng() % 11);
-      p.stop.max_iterations = 1 + static_cast<std::int64_t>(rng() % 60);
-      if (trial % 3 == 0) {
-        std::vector<double> f(static_cast<std::size_t>(p.nx * p.ny));
-        for (auto& v : f) v = std::uniform_real_distribution<double>(-40, 40)(rng);
-        p.source = Source::from_grid(f);
-      }
-      // Each device `depth` rows and a random part of the rest, in a random order.
-      std::vector<std::int64_t> rows(static_cast<std::size_t>(n), depth);
-      for (std::int64_t left = p.ny - n * depth; left > 0; --left) ++rows[rng() % static_cast<unsigned>(n)];
-      std::vector<std::size_t> order(static_cast<std::size_t>(n));
-      for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-      std::shuffle(order.begin(), order.end(), rng);
-      Plan plan({}, {Variant::Blocked, depth});
-      std::int64_t first = 1;
-      for (std::size_t k = 0; k < order.size(); ++k) {
-        plan.parts.push_back({order[k], first, rows[k]});
-        first += rows[k];
-      }
-      SCOPED_TRACE(set + ", trial " + std::to_string(trial) + ": K " + std::to_string(depth) + ", " +
-                   std::to_string(p.nx) + " x " + std::to_string(p.ny) + ", " + std::to_string(p.stop.max_iterations) +
-                   " iterations");
-      expect_same_bits(runtime.solve(p, plan), solve_reference(p));
+      const testing_support::BlockedTrial t = testing_support::random_blocked_trial(rng, trial, depth, n, 900, 300, 60);
+      SCOPED_TRACE(set + ", " + t.description);
+      expect_same_bits(runtime.solve(t.problem, t.plan), solve_reference(t.problem));
     }
   }
 }
