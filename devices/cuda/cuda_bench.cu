@@ -108,7 +108,6 @@ std::vector<GpuSweepTiming> bench_gpu_sweeps(int gpu, const std::vector<std::int
   return out;
 }
 
-
 struct GpuLoad::Impl {
   std::atomic<bool> stop{false};
   std::atomic<bool> failed{false};
@@ -169,7 +168,6 @@ GpuLoad::~GpuLoad() {
 }
 
 std::int64_t GpuLoad::sweeps() const { return impl_->sweeps.load(); }
-
 
 std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
                                             const std::vector<std::int64_t>& rows, int repetitions,

@@ -48,6 +48,7 @@ namespace hetstencil::cuda {
 #endif
 constexpr int kTileColumns = HETSTENCIL_TILE_COLUMNS;  // threads per block: one per column of tile and ghost zone
 constexpr int kTileRows = HETSTENCIL_TILE_ROWS;        // rows of the tile a block writes back
+constexpr int kTileHalo = 1;                           // the ghost ring around a tile
 
 /// A whole grid on one GPU: rows 0..ny+1 of a slab of make_layout(nx).
 struct TileArgs {
@@ -55,11 +56,10 @@ struct TileArgs {
   std::int64_t ny = 0;
   std::int64_t spike_row = -1;  // grid row and column of the spike, -1 when none
   std::int64_t spike_col = -1;
-  int halo = 1;    // ghost depth around the tile
   int steps = 1;   // sweeps in this pass
 
-  __host__ __device__ int tile_columns() const { return kTileColumns - 2 * halo; }
-  __host__ __device__ int height() const { return kTileRows + 2 * halo; }
+  __host__ __device__ int tile_columns() const { return kTileColumns - 2 * kTileHalo; }
+  __host__ __device__ int height() const { return kTileRows + 2 * kTileHalo; }
 };
 
 template <class T>
@@ -88,8 +88,8 @@ __global__ void __launch_bounds__(kTileColumns) tile_kernel(const T* __restrict_
   T* buffer[2] = {reinterpret_cast<T*>(shared), reinterpret_cast<T*>(shared) + H * W};
   const SlabLayout& s = a.layout;
   const int j = threadIdx.x;
-  const std::int64_t gr0 = 1 + static_cast<std::int64_t>(blockIdx.y) * kTileRows - a.halo;
-  const std::int64_t gc = 1 + static_cast<std::int64_t>(blockIdx.x) * a.tile_columns() - a.halo + j;
+  const std::int64_t gr0 = 1 + static_cast<std::int64_t>(blockIdx.y) * kTileRows - kTileHalo;
+  const std::int64_t gc = 1 + static_cast<std::int64_t>(blockIdx.x) * a.tile_columns() - kTileHalo + j;
   const bool column_in_grid = gc >= 0 && gc <= s.nx + 1;
   const bool column_inside = gc >= 1 && gc <= s.nx;
 
@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(kTileColumns) tile_kernel(const T* __restrict_
   for (int step = 1; step <= a.steps; ++step) {
     const T* src = buffer[(step - 1) & 1];
     T* dst = buffer[step & 1];
-    const int lo = a.halo;  // rows and columns [lo, H - lo) x [lo, W - lo) are swept
+    const int lo = kTileHalo;  // rows and columns [lo, H - lo) x [lo, W - lo) are swept
     if (j >= lo && j < W - lo) {
       T north = src[(lo - 1) * W + j];
       T centre = src[lo * W + j];
@@ -125,17 +125,18 @@ __global__ void __launch_bounds__(kTileColumns) tile_kernel(const T* __restrict_
   }
 
   const T* last = buffer[a.steps & 1];
-  if (j >= a.halo && j < W - a.halo && column_inside) {
-    for (int i = a.halo; i < a.halo + kTileRows; ++i) {
+  if (j >= kTileHalo && j < W - kTileHalo && column_inside) {
+    for (int i = kTileHalo; i < kTileHalo + kTileRows; ++i) {
       const std::int64_t gr = gr0 + i;
       if (gr >= 1 && gr <= a.ny) v[gr * s.pitch + s.offset + gc] = last[i * W + j];
     }
   }
 }
 
-/// async3: u updated in place (halo 1).
+/// async3: u updated in place.
 template <class T>
 __global__ void __launch_bounds__(kTileColumns) async3_kernel(T* u, const T* __restrict__ h2f, TileArgs a) {
+  static_assert(kTileHalo == 1, "the ring is rows and columns 0 and H - 1, W - 1");
   extern __shared__ unsigned char shared[];
   const int W = kTileColumns;
   const int H = a.height();
@@ -145,8 +146,8 @@ __global__ void __launch_bounds__(kTileColumns) async3_kernel(T* u, const T* __r
   volatile T* grid = u;
   const SlabLayout& s = a.layout;
   const int j = threadIdx.x;
-  const std::int64_t gr0 = static_cast<std::int64_t>(blockIdx.y) * kTileRows;  // halo 1
-  const std::int64_t gc = static_cast<std::int64_t>(blockIdx.x) * a.tile_columns() + j;
+  const std::int64_t gr0 = 1 + static_cast<std::int64_t>(blockIdx.y) * kTileRows - kTileHalo;
+  const std::int64_t gc = 1 + static_cast<std::int64_t>(blockIdx.x) * a.tile_columns() - kTileHalo + j;
   const bool column_in_grid = gc <= s.nx + 1;
   const bool column_inside = gc >= 1 && gc <= s.nx;
   auto at = [&](std::int64_t gr) { return gr * s.pitch + s.offset + gc; };
@@ -295,7 +296,6 @@ void launch_blocked(int steps, const T* u, T* v, const T* h2f, const TileArgs& a
   }
 }
 
-
 /// Lets the tile kernels have all the shared memory a block may have on the
 /// current GPU (deep ghost zones need more than the default 48 KiB); returns it.
 template <class T>
@@ -308,9 +308,9 @@ int allow_tile_shared_memory(int gpu, const std::string& context) {
   return limit;
 }
 
-/// One pass of a variant over the grid in `a` (its halo and steps are set
-/// here): `steps` sweeps. blocked and async2 read u and write v, and return true
-/// (the caller swaps them); async3 updates u in place.
+/// One pass of a variant over the grid in `a` (its steps are set here):
+/// `steps` sweeps. blocked and async2 read u and write v, and return true (the
+/// caller swaps them); async3 updates u in place.
 template <class T>
 bool launch_tile_pass(const VariantChoice& c, int steps, T* u, T* v, const T* h2f, TileArgs a, int shared_limit,
                       cudaStream_t stream, const std::string& context) {
@@ -325,7 +325,6 @@ bool launch_tile_pass(const VariantChoice& c, int steps, T* u, T* v, const T* h2
     return true;
   }
   const bool in_place = c.variant == Variant::Async3;
-  a.halo = 1;
   a.steps = steps;
   const std::size_t shared = tile_shared_bytes<T>(a, in_place ? 1 : 2);
   if (shared > static_cast<std::size_t>(shared_limit)) {
