@@ -47,7 +47,7 @@ struct StencilJob {
   VariantChoice variant;  ///< how a GPU sweeps; anything but sync runs on a single GPU alone
 
   std::int64_t cols() const { return nx + 2; }
-  std::size_t row_bytes() const { return static_cast<std::size_t>(cols()) * value_bytes(precision); }
+  std::size_t row_bytes() const { return hetstencil::row_bytes(nx, precision); }
   /// Ghost rows on a side with a neighbour, and the sweeps between exchanges.
   int halo_depth() const { return hetstencil::halo_depth(variant); }
   /// Where the round of sweeps from iterate t ends: halo_depth() sweeps later,

@@ -47,12 +47,12 @@ std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::i
 // each jump keep the interpolation from smearing it over a doubling of rows.
 std::vector<std::int64_t> cache_edges(const std::vector<const DeviceSpec*>& cpus, std::int64_t nx, Precision precision) {
   std::vector<std::int64_t> rows;
-  const double row_bytes = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+  const auto row = static_cast<double>(row_bytes(nx, precision));
   for (const DeviceSpec* c : cpus) {
     if (c->cache_bytes == 0) continue;
     for (std::size_t sharing : {std::size_t{1}, cpus.size()}) {
       const auto edge = static_cast<std::int64_t>(static_cast<double>(c->cache_bytes) /
-                                                  (2.0 * row_bytes * static_cast<double>(sharing)));
+                                                  (2.0 * row * static_cast<double>(sharing)));
       for (double f : {0.9, 1.1}) rows.push_back(static_cast<std::int64_t>(f * static_cast<double>(edge)));
     }
   }
@@ -65,11 +65,11 @@ std::vector<std::int64_t> cache_edges(const std::vector<const DeviceSpec*>& cpus
 // slabs to set up, 25 ms sweeps) took most of a calibration's budget.
 std::int64_t cpu_rows_worth_measuring(const std::vector<const DeviceSpec*>& cpus, std::int64_t nx,
                                       Precision precision, std::int64_t most) {
-  const double row_bytes = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+  const auto row = static_cast<double>(row_bytes(nx, precision));
   std::int64_t enough = 0;
   for (const DeviceSpec* c : cpus) {
     if (c->cache_bytes == 0) return most;  // no cache known: no bound
-    enough = std::max(enough, static_cast<std::int64_t>(4.0 * static_cast<double>(c->cache_bytes) / (2.0 * row_bytes)));
+    enough = std::max(enough, static_cast<std::int64_t>(4.0 * static_cast<double>(c->cache_bytes) / (2.0 * row)));
   }
   return std::min(most, std::max<std::int64_t>(enough, 64));
 }
@@ -355,10 +355,10 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   for (const auto& d : devices) (d.info.kind == DeviceKind::Gpu ? gpus : cpus).push_back(&d);
 
   // Links first: they are quick, and the curves use what is left.
-  const double row_bytes = static_cast<double>((o.nx + 2) * static_cast<std::int64_t>(value_bytes(o.precisions.front())));
+  const auto row = static_cast<double>(row_bytes(o.nx, o.precisions.front()));
   for (const DeviceSpec* a : cpus) {
     for (const DeviceSpec* b : cpus) {
-      if (a != b) profile.links[link_key(a->info.name, b->info.name)] = cpu_link(*a, *b, row_bytes, o.repetitions);
+      if (a != b) profile.links[link_key(a->info.name, b->info.name)] = cpu_link(*a, *b, row, o.repetitions);
     }
   }
   if (!gpus.empty()) {
@@ -369,7 +369,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       for (const DeviceSpec* g : gpus) {
         if (g != gpus[k]) peers.push_back(g->gpu);
       }
-      samples[k] = gpu_link_samples(gpus[k]->gpu, peers, row_sizes(row_bytes), o.repetitions);
+      samples[k] = gpu_link_samples(gpus[k]->gpu, peers, row_sizes(row), o.repetitions);
     });
     for (std::size_t k = 0; k < gpus.size(); ++k) {
       const std::string& g = gpus[k]->info.name;

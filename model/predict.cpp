@@ -10,7 +10,7 @@ namespace hetstencil {
 SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
                        std::int64_t nx, const StopRule& stop, const VariantChoice& variant, bool cautious)
     : variant_(variant),
-      row_bytes_(static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)))),
+      row_bytes_(static_cast<double>(row_bytes(nx, precision))),
       iterations_(stop.max_iterations) {
   for (std::int64_t t = 0; t <= stop.max_iterations; ++t) checks_ += stop.checks_at(t) ? 1 : 0;
   // A trip of the rows a round exchanges.

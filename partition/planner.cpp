@@ -237,7 +237,7 @@ std::string reason(const Candidate& c, const Evaluated* with, const Evaluated& w
 
 std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, const Topology& topology,
                                      Precision precision, std::int64_t nx) {
-  const double row = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+  const auto row = static_cast<double>(row_bytes(nx, precision));
   const double sums = 2.0 * 8.0 * static_cast<double>((nx + 127) / 128);
   std::vector<Candidate> out;
   for (const auto& d : devices) {
@@ -274,7 +274,7 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
   std::int64_t capacity = 0;
   for (const auto& c : candidates) capacity = c.max_rows <= 0 ? ny : std::min(ny, capacity + c.max_rows);
   if (capacity < ny) {
-    const double row = static_cast<double>((nx + 2) * static_cast<std::int64_t>(value_bytes(precision)));
+    const auto row = static_cast<double>(row_bytes(nx, precision));
     HETSTENCIL_THROW(InvalidArgument,
                      fmt::format("the devices' memory holds {} of the {} rows: {:.2f} GiB more are needed", capacity, ny,
                                  2.0 * row * static_cast<double>(ny - capacity) / (1024.0 * 1024.0 * 1024.0)));

@@ -20,6 +20,10 @@ Precision parse_precision(const std::string& text) {
 
 std::size_t value_bytes(Precision precision) { return precision == Precision::Float ? sizeof(float) : sizeof(double); }
 
+std::size_t row_bytes(std::int64_t nx, Precision precision) {
+  return static_cast<std::size_t>(nx + 2) * value_bytes(precision);
+}
+
 Source Source::spike() { return Source{}; }
 
 Source Source::from_function(Field f) {

@@ -23,6 +23,8 @@ std::string to_string(Precision precision);
 Precision parse_precision(const std::string& text);
 /// Bytes of one grid value.
 std::size_t value_bytes(Precision precision);
+/// Bytes of one grid row of `nx` interior points, its two boundary values included.
+std::size_t row_bytes(std::int64_t nx, Precision precision);
 
 /// A function of the physical coordinates (x, y), x along a row, y down the rows.
 using Field = std::function<double(double x, double y)>;
