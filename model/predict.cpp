@@ -7,12 +7,22 @@
 
 namespace hetstencil {
 
+std::int64_t residual_checks(const StopRule& stop, std::int64_t iterations) {
+  if (iterations < 0) return 0;
+  if (!stop.uses_tolerance() || stop.check_every < 1) return 1;
+  // Iterates 0, e, 2e, ... up to `iterations`, and the last one when it is no multiple of e.
+  const std::int64_t multiples = iterations / stop.check_every;
+  const std::int64_t last = iterations % stop.check_every != 0 ? 1 : 0;
+  if (multiples > std::numeric_limits<std::int64_t>::max() - 1 - last) return std::numeric_limits<std::int64_t>::max();
+  return multiples + 1 + last;
+}
+
 SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
                        std::int64_t nx, const StopRule& stop, const VariantChoice& variant, bool cautious)
     : variant_(variant),
       row_bytes_(static_cast<double>(row_bytes(nx, precision))),
-      iterations_(stop.max_iterations) {
-  for (std::int64_t t = 0; t <= stop.max_iterations; ++t) checks_ += stop.checks_at(t) ? 1 : 0;
+      iterations_(stop.max_iterations),
+      checks_(residual_checks(stop, stop.max_iterations)) {
   // A trip of the rows a round exchanges.
   auto link = [&](const std::string& from, const std::string& to) {
     const auto it = profile.links.find(link_key(from, to));
@@ -139,9 +149,19 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
 
 Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
                    std::int64_t nx, const StopRule& stop, const VariantChoice& variant) {
+  // A device with no rows takes no part in the run (its neighbours meet).
+  std::vector<PlannedDevice> taking_part;
   std::vector<std::int64_t> rows;
-  for (const auto& d : devices) rows.push_back(d.rows);
-  return SplitModel(profile, devices, precision, nx, stop, variant).predict(rows);
+  for (const auto& d : devices) {
+    if (d.rows < 0) {
+      HETSTENCIL_THROW(InvalidArgument, d.name + " is given " + std::to_string(d.rows) + " rows: a device takes 0 or more");
+    }
+    if (d.rows == 0) continue;
+    taking_part.push_back(d);
+    rows.push_back(d.rows);
+  }
+  if (taking_part.empty()) HETSTENCIL_THROW(InvalidArgument, "no device is given rows to predict for");
+  return SplitModel(profile, taking_part, precision, nx, stop, variant).predict(rows);
 }
 
 }  // namespace hetstencil

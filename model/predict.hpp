@@ -95,13 +95,20 @@ class SplitModel {
   std::vector<std::string> notes_;
 };
 
+/// The residual checks of a run of `stop` that ends after `iterations`
+/// iterations: the last iterate's and, with a tolerance, iterate 0's and every
+/// check_every-th. Counted arithmetically (no work per iteration); saturates at
+/// INT64_MAX.
+std::int64_t residual_checks(const StopRule& stop, std::int64_t iterations);
+
 /// The whole run of `stop` (all max_iterations: a tolerance may end it
 /// sooner). A CPU device exchanges after its sweep (the exchange is exposed); a
 /// GPU sweeps its edge rows first and exchanges while the interior runs, so only
 /// the excess over the interior sweep is exposed. A blocked split sweeps its
 /// ghost zones too (K - 1 rows a side with a neighbour) and exchanges K rows
-/// every K iterations, exposed. Throws InvalidArgument when a device has no
-/// rate curve for the precision.
+/// every K iterations, exposed. A device with 0 rows is left out. Throws
+/// InvalidArgument when a device has no rate curve for the precision, or
+/// negative rows, or when no device has rows.
 Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
                    std::int64_t nx, const StopRule& stop, const VariantChoice& variant = {});
 

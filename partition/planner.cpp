@@ -104,7 +104,8 @@ void refine(const SplitModel& model, const std::vector<std::int64_t>& caps, std:
 // Bisection on t: each free device takes the most rows whose iteration fits
 // under t, until they cover what the fixed ones (fixed[k] > 0) leave; then the
 // excess goes back from the device whose iteration is longest (the one with
-// more rows among equals), one row at a time. Empty when no t covers the rows.
+// more rows among equals), one row at a time. A device too slow to take any
+// row under t keeps 0. Empty when no t covers the rows.
 std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std::int64_t>& caps,
                                  const std::vector<std::int64_t>& fixed, std::int64_t ny) {
   const std::size_t n = caps.size();
@@ -138,20 +139,36 @@ std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std:
     slowest.pop();
     if (--rows[k] > 0) slowest.push({model.device(k, rows[k]).iteration_s, rows[k], k});
   }
-  if (std::any_of(rows.begin(), rows.end(), [](std::int64_t r) { return r <= 0; })) return {};
   return rows;
 }
 
-// The rows that finish first for one order, or invalid when some device would
-// get none. Besides the plain balance, a few devices start from a single row
-// each: a device with a high floor can pay as a thin bridge between others, a
-// shape the balance alone does not reach. `thorough` refines every start.
-Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidates, const std::vector<std::size_t>& order,
+// The rows that finish first for one order. Besides the plain balance, a few
+// devices start from a single row each: a device with a high floor can pay as
+// a thin bridge between others, a shape the balance alone does not reach.
+// `thorough` refines every start. Devices the plain balance gives no rows are
+// left out and the rest balanced again (their neighbours change), so the
+// order of the result may be shorter; invalid when no device is left.
+Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidates, std::vector<std::size_t> order,
                   const Question& q, bool thorough) {
+  const auto has_zero = [](const std::vector<std::int64_t>& rows) {
+    return std::any_of(rows.begin(), rows.end(), [](std::int64_t r) { return r <= 0; });
+  };
+  std::vector<std::int64_t> plain;
+  for (;;) {
+    const auto [model, caps] = ordered(profile, candidates, order, q);
+    plain = bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny);
+    if (plain.empty()) return {};
+    if (!has_zero(plain)) break;
+    std::vector<std::size_t> fed;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      if (plain[k] > 0) fed.push_back(order[k]);
+    }
+    if (fed.empty()) return {};
+    order = std::move(fed);
+  }
   const auto [model, caps] = ordered(profile, candidates, order, q);
   const std::size_t n = order.size();
-  std::vector<std::vector<std::int64_t>> starts;
-  starts.push_back(bisect(model, caps, std::vector<std::int64_t>(n, 0), q.ny));
+  std::vector<std::vector<std::int64_t>> starts{plain};
   if (thorough && n > 1) {
     for (std::size_t k = 0; k < n; ++k) {
       std::vector<std::int64_t> fixed(n, 0);
@@ -162,7 +179,7 @@ Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidat
   Evaluated e;
   e.order = order;
   for (auto& rows : starts) {
-    if (rows.empty()) continue;
+    if (rows.empty() || has_zero(rows)) continue;
     if (thorough) refine(model, caps, rows);
     const Prediction p = model.predict(rows);
     if (!e.valid || p.total_s < e.prediction.total_s) {
@@ -172,6 +189,11 @@ Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidat
     }
   }
   return e;
+}
+
+std::vector<std::size_t> sorted(std::vector<std::size_t> indices) {
+  std::sort(indices.begin(), indices.end());
+  return indices;
 }
 
 // Orders worth trying: all (up to a reversal, which prices the same) for a
@@ -208,7 +230,7 @@ Evaluated best_for(const Profile& profile, const std::vector<Candidate>& candida
     if (e.valid && (!best.valid || e.prediction.total_s < best.prediction.total_s)) best = std::move(e);
   }
   const auto has = [&](DeviceKind kind) {
-    return std::any_of(set.begin(), set.end(), [&](std::size_t c) { return candidates[c].kind == kind; });
+    return std::any_of(best.order.begin(), best.order.end(), [&](std::size_t c) { return candidates[c].kind == kind; });
   };
   best.beside_gpus = has(DeviceKind::Cpu) && has(DeviceKind::Gpu);
   return best;
@@ -288,7 +310,7 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
   auto consider = [&](const std::vector<std::size_t>& set) {
     const Evaluated e = best_for(profile, candidates, set, q, thorough);
     if (!e.valid) return e;
-    for (std::size_t c : set) {
+    for (std::size_t c : e.order) {
       if (!best_with.count(c) || e.judged_s() < best_with[c].judged_s()) best_with[c] = e;
     }
     if (!best.valid || e.judged_s() < best.judged_s()) best = e;
@@ -304,24 +326,26 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
     }
   } else {
     // Leave out one device at a time while that is predicted faster; only a
-    // device with a small share (or none) is worth trying.
+    // device with a small share is worth trying. The balance itself leaves out
+    // the devices it gives no rows. Each step drops a device, so the search
+    // takes at most n steps of n balances.
     std::vector<std::size_t> set(n);
     for (std::size_t c = 0; c < n; ++c) set[c] = c;
     Evaluated current = consider(set);
-    for (bool improved = true; improved && set.size() > 1;) {
+    if (current.valid) set = sorted(current.order);
+    for (bool improved = current.valid; improved && set.size() > 1;) {
       improved = false;
       for (std::size_t drop = 0; drop < set.size(); ++drop) {
         const auto at = std::find(current.order.begin(), current.order.end(), set[drop]);
-        const bool small = !current.valid || at == current.order.end() ||
-                           current.rows[static_cast<std::size_t>(at - current.order.begin())] * 4 *
-                                   static_cast<std::int64_t>(set.size()) < ny;
+        const bool small = current.rows[static_cast<std::size_t>(at - current.order.begin())] * 4 *
+                               static_cast<std::int64_t>(set.size()) < ny;
         if (!small) continue;
         std::vector<std::size_t> fewer = set;
         fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(drop));
         const Evaluated e = consider(fewer);
-        if (e.valid && (!current.valid || e.judged_s() < current.judged_s())) {
+        if (e.valid && e.judged_s() < current.judged_s()) {
           current = e;
-          set = fewer;
+          set = sorted(current.order);
           improved = true;
           break;
         }
