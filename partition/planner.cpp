@@ -9,6 +9,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "hetstencil/error.hpp"
+#include "partition/even_split.hpp"
 
 namespace hetstencil {
 namespace {
@@ -105,15 +106,19 @@ void refine(const SplitModel& model, const std::vector<std::int64_t>& caps, std:
 // under t, until they cover what the fixed ones (fixed[k] > 0) leave; then the
 // excess goes back from the device whose iteration is longest (the one with
 // more rows among equals), one row at a time. A device too slow to take any
-// row under t keeps 0. Empty when no t covers the rows.
+// row under t keeps 0, or with `keep_all` its fewest rows. Empty when no t
+// covers the rows.
 std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std::int64_t>& caps,
-                                 const std::vector<std::int64_t>& fixed, std::int64_t ny) {
+                                 const std::vector<std::int64_t>& fixed, std::int64_t ny, bool keep_all = false) {
   const std::size_t n = caps.size();
   std::int64_t left = ny;
   for (auto f : fixed) left -= std::max<std::int64_t>(f, 0);
+  const std::int64_t floor = keep_all ? model.min_rows() : 0;
   auto rows_at = [&](double t) {
     std::vector<std::int64_t> rows(n);
-    for (std::size_t k = 0; k < n; ++k) rows[k] = fixed[k] > 0 ? fixed[k] : rows_under(model, k, t, caps[k]);
+    for (std::size_t k = 0; k < n; ++k) {
+      rows[k] = fixed[k] > 0 ? fixed[k] : std::max(floor, rows_under(model, k, t, caps[k]));
+    }
     return rows;
   };
   auto free_sum = [&](const std::vector<std::int64_t>& rows) {
@@ -137,7 +142,7 @@ std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std:
   for (std::int64_t excess = free_sum(rows) - left; excess > 0 && !slowest.empty(); --excess) {
     const std::size_t k = std::get<2>(slowest.top());
     slowest.pop();
-    if (--rows[k] > 0) slowest.push({model.device(k, rows[k]).iteration_s, rows[k], k});
+    if (--rows[k] > floor) slowest.push({model.device(k, rows[k]).iteration_s, rows[k], k});
   }
   return rows;
 }
@@ -145,26 +150,46 @@ std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std:
 // The rows that finish first for one order. Besides the plain balance, a few
 // devices start from a single row each: a device with a high floor can pay as
 // a thin bridge between others, a shape the balance alone does not reach.
-// `thorough` refines every start. Devices the plain balance gives no rows are
-// left out and the rest balanced again (their neighbours change), so the
-// order of the result may be shorter; invalid when no device is left.
+// `thorough` refines every start. When the plain balance gives some devices
+// no rows, the best of: without them (the rest balanced again, their
+// neighbours change, so the order of the result may be shorter), every device
+// at its fewest rows at least, an even split. Invalid when none covers.
 Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidates, std::vector<std::size_t> order,
                   const Question& q, bool thorough) {
   const auto has_zero = [](const std::vector<std::int64_t>& rows) {
     return std::any_of(rows.begin(), rows.end(), [](std::int64_t r) { return r <= 0; });
   };
   std::vector<std::int64_t> plain;
-  for (;;) {
+  {
     const auto [model, caps] = ordered(profile, candidates, order, q);
     plain = bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny);
     if (plain.empty()) return {};
-    if (!has_zero(plain)) break;
-    std::vector<std::size_t> fed;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      if (plain[k] > 0) fed.push_back(order[k]);
+    if (has_zero(plain)) {
+      // The balance of iterations starves some devices; their share of the
+      // set-up can still pay. The order without them, the order with each
+      // device at its fewest rows at least, and an even split are priced.
+      std::vector<std::size_t> fed;
+      for (std::size_t k = 0; k < order.size(); ++k) {
+        if (plain[k] > 0) fed.push_back(order[k]);
+      }
+      Evaluated best = fed.empty() ? Evaluated{} : balance(profile, candidates, fed, q, thorough);
+      const auto n = static_cast<std::int64_t>(order.size());
+      std::vector<std::int64_t> even(order.size());
+      for (std::int64_t k = 0; k < n; ++k) even[static_cast<std::size_t>(k)] = even_block(q.ny, n, k).size();
+      for (auto rows : {bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny, true), even}) {
+        bool fits = !rows.empty();
+        for (std::size_t k = 0; fits && k < rows.size(); ++k) fits = rows[k] >= model.min_rows() && rows[k] <= caps[k];
+        if (!fits) continue;
+        if (thorough) refine(model, caps, rows);
+        const Prediction p = model.predict(rows);
+        if (best.valid && best.prediction.total_s <= p.total_s) continue;
+        best.order = order;
+        best.rows = std::move(rows);
+        best.prediction = p;
+        best.valid = true;
+      }
+      return best;
     }
-    if (fed.empty()) return {};
-    order = std::move(fed);
   }
   const auto [model, caps] = ordered(profile, candidates, order, q);
   const std::size_t n = order.size();
@@ -189,11 +214,6 @@ Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidat
     }
   }
   return e;
-}
-
-std::vector<std::size_t> sorted(std::vector<std::size_t> indices) {
-  std::sort(indices.begin(), indices.end());
-  return indices;
 }
 
 // Orders worth trying: all (up to a reversal, which prices the same) for a
@@ -325,27 +345,35 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
       consider(set);
     }
   } else {
-    // Leave out one device at a time while that is predicted faster; only a
-    // device with a small share is worth trying. The balance itself leaves out
-    // the devices it gives no rows. Each step drops a device, so the search
-    // takes at most n steps of n balances.
-    std::vector<std::size_t> set(n);
-    for (std::size_t c = 0; c < n; ++c) set[c] = c;
-    Evaluated current = consider(set);
-    if (current.valid) set = sorted(current.order);
-    for (bool improved = current.valid; improved && set.size() > 1;) {
+    // Start from the best of every device, the GPUs alone and the CPU devices
+    // alone; then leave out one device at a time while that is predicted
+    // faster (only a device with a small share is worth trying). Each step
+    // drops a device: at most n steps of n balances.
+    std::vector<std::size_t> all(n), gpus, cpus;
+    for (std::size_t c = 0; c < n; ++c) {
+      all[c] = c;
+      (candidates[c].kind == DeviceKind::Gpu ? gpus : cpus).push_back(c);
+    }
+    std::vector<std::size_t> set;
+    Evaluated current;
+    for (const auto* start : {&all, &gpus, &cpus}) {
+      if (start->empty() || (start != &all && start->size() == n)) continue;
+      const Evaluated e = consider(*start);
+      if (e.valid && (!current.valid || e.judged_s() < current.judged_s())) {
+        current = e;
+        set = *start;
+      }
+    }
+    for (bool improved = current.valid; improved && current.order.size() > 1;) {
       improved = false;
-      for (std::size_t drop = 0; drop < set.size(); ++drop) {
-        const auto at = std::find(current.order.begin(), current.order.end(), set[drop]);
-        const bool small = current.rows[static_cast<std::size_t>(at - current.order.begin())] * 4 *
-                               static_cast<std::int64_t>(set.size()) < ny;
-        if (!small) continue;
+      for (std::size_t k = 0; k < current.order.size(); ++k) {
+        if (current.rows[k] * 4 * static_cast<std::int64_t>(current.order.size()) >= ny) continue;
         std::vector<std::size_t> fewer = set;
-        fewer.erase(fewer.begin() + static_cast<std::ptrdiff_t>(drop));
+        fewer.erase(std::find(fewer.begin(), fewer.end(), current.order[k]));
         const Evaluated e = consider(fewer);
         if (e.valid && e.judged_s() < current.judged_s()) {
           current = e;
-          set = sorted(current.order);
+          set = std::move(fewer);
           improved = true;
           break;
         }

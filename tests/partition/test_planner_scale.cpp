@@ -93,9 +93,9 @@ TEST(PlannerScale, TheLargestIterationCountPlansAtOnce) {
   EXPECT_EQ(again.checks, stop.max_iterations / 10 + 2) << "iterate 0, every tenth, and the last";
 }
 
-// 8, 16 and 64 GPUs beside two slow CPU sockets: the plan covers the grid,
-// the GPUs it uses take equal shares (a large grid: every GPU), and the search
-// stays fast.
+// 8, 16 and 64 GPUs beside two slow CPU sockets: every GPU takes an equal
+// share (on a small grid too, where the balance of iterations alone would
+// starve the middle ones), the plan covers the grid, and the search stays fast.
 TEST(PlannerScale, ManyGpusShareTheGridEqually) {
   for (int gpus : {8, 16, 64}) {
     const Profile p = node(gpus);
@@ -117,11 +117,7 @@ TEST(PlannerScale, ManyGpusShareTheGridEqually) {
         }
       }
       EXPECT_EQ(covered, ny) << gpus << " GPUs";
-      if (ny > 2048) {
-        EXPECT_EQ(used_gpus, gpus) << "ny " << ny;
-      } else {
-        EXPECT_GE(used_gpus, 1);
-      }
+      EXPECT_EQ(used_gpus, gpus) << "ny " << ny;
       EXPECT_LE(hi - lo, 1) << gpus << " GPUs, ny " << ny;
       EXPECT_EQ(plan.devices.size() + plan.left_out.size(), static_cast<std::size_t>(gpus + 2));
       EXPECT_TRUE(std::isfinite(plan.prediction.total_s));

@@ -1,8 +1,11 @@
 // hetstencil calibrate | profile show | predict | plan: the model and the
 // planner from the command line.
+#include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -17,10 +20,15 @@
 #include "partition/planner.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
+#include "tools/hetstencil/number_checks.hpp"
 #include "tools/hetstencil/problem_options.hpp"
+#include "tools/hetstencil/split_choice.hpp"
 
 namespace hetstencil::cli {
 namespace {
+
+constexpr std::int64_t kMostRows = std::int64_t(1) << 30;  // as --nx and --ny allow
+constexpr double kMostBudgetSeconds = 86400.0;             // a day
 
 struct ModelOptions {
   RuntimeOptions machine;
@@ -61,7 +69,7 @@ void print_profile(const Profile& p) {
   fmt::print("{:<8} {:<16} {:>9} {:>12} {:>10}\n", "device", "precision/nx", "rows", "ms/iter", "GCells/s");
   for (const auto& [name, d] : p.devices) {
     for (const auto& [key, curve] : d.rates) {
-      const std::int64_t nx = std::stoll(key.substr(key.find('/') + 1));
+      const std::int64_t nx = std::strtoll(key.c_str() + key.find('/') + 1, nullptr, 10);  // "double/2048..."
       for (const auto& pt : curve.points()) {
         fmt::print("{:<8} {:<16} {:>9} {:>12.4f} {:>10.2f}\n", name, key, pt.rows, pt.seconds * 1e3,
                    static_cast<double>(pt.rows * nx) / pt.seconds / 1e9);
@@ -125,25 +133,92 @@ int run_profile_show(const ModelOptions& o) {
   return 0;
 }
 
+// "cpu" < "gpu", then by number: the order the runtime maps devices in.
+bool device_order(const std::string& a, const std::string& b) {
+  const auto split = [](const std::string& name) {
+    const auto digits = name.find_first_of("0123456789");
+    const std::string number = digits == std::string::npos ? "" : name.substr(digits);
+    return std::make_tuple(name.substr(0, digits), number.size(), number);
+  };
+  return split(a) < split(b);
+}
+
+// The profile's devices chosen by --devices, in device order; a name the
+// profile lacks is refused with the names it has.
+std::vector<DeviceInfo> profile_devices(const Profile& p, const std::string& selection) {
+  std::vector<std::string> names;
+  for (const auto& [name, d] : p.devices) names.push_back(name);
+  std::sort(names.begin(), names.end(), device_order);
+  std::stringstream in(selection);
+  for (std::string word; std::getline(in, word, ',');) {
+    const std::string name = !word.empty() && word[0] == '-' ? word.substr(1) : word;
+    if (name.empty() || name == "all" || name == "cpu" || name == "gpu") continue;
+    if (!p.devices.count(name)) {
+      HETSTENCIL_THROW(InvalidArgument, fmt::format("the profile has no device '{}' (it has: {})", cut(name),
+                                                    fmt::join(names, ", ")));
+    }
+  }
+  const auto chosen = device_selection(selection, names);
+  std::vector<DeviceInfo> out;
+  for (const auto& name : names) {
+    if (!chosen(name)) continue;
+    DeviceInfo d;
+    d.name = name;
+    d.kind = kind_of(p.devices.at(name));
+    out.push_back(d);
+  }
+  return out;
+}
+
+// Whether the profile is this machine's (then its devices are mapped as a
+// solve would map them, --cpu-devices and all).
+bool is_this_machine(const Profile& p, const Topology& t) { return t.this_machine && fingerprint_of(t) == p.fingerprint; }
+
 int run_predict(const ModelOptions& o) {
   const Topology t = load_topology(o.machine.topology);
   std::string path;
   const Profile p = profile_for_planning(o, t, path);
-  const auto specs = map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
-                                                     o.machine.devices, t.this_machine ? cuda_compiled() : true});
+  std::vector<DeviceInfo> devices;
+  if (is_this_machine(p, t)) {
+    for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
+                                                            o.machine.devices, cuda_compiled()})) {
+      devices.push_back(spec.info);
+    }
+  } else {
+    devices = profile_devices(p, o.machine.devices);
+  }
+  std::vector<std::string> names;
+  for (const auto& d : devices) names.push_back(d.name);
+  std::vector<std::string> known;
+  for (const auto& [name, d] : p.devices) known.push_back(name);
+  std::sort(known.begin(), known.end(), device_order);
+  for (const auto& name : names) {
+    if (!p.devices.count(name)) {
+      HETSTENCIL_THROW(InvalidArgument, fmt::format("the profile {} has no device '{}' (it has: {})", path, name,
+                                                    fmt::join(known, ", ")));
+    }
+  }
   const std::int64_t ny = o.problem.rows();
-  if (!o.rows.empty() && o.rows.size() != specs.size()) {
-    HETSTENCIL_THROW(InvalidArgument, "--rows gives " + std::to_string(o.rows.size()) + " counts for " +
-                                          std::to_string(specs.size()) + " devices");
+  if (!o.rows.empty() && o.rows.size() != devices.size()) {
+    HETSTENCIL_THROW(InvalidArgument, fmt::format("--rows gives {} counts for {} devices ({})", o.rows.size(),
+                                                  devices.size(), fmt::join(names, ",")));
   }
+  std::vector<std::int64_t> rows = o.rows;
+  if (rows.empty()) {
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      rows.push_back(even_block(ny, static_cast<std::int64_t>(devices.size()), static_cast<std::int64_t>(k)).size());
+    }
+  }
+  check_row_counts("--rows", names, rows, ny);
   std::vector<PlannedDevice> planned;
-  std::int64_t total = 0;
-  for (std::size_t k = 0; k < specs.size(); ++k) {
-    const std::int64_t rows = o.rows.empty() ? even_block(ny, static_cast<std::int64_t>(specs.size()), static_cast<std::int64_t>(k)).size() : o.rows[k];
-    planned.push_back({specs[k].info.name, specs[k].info.kind, rows});
-    total += rows;
+  std::int64_t total = 0;  // each count is at most ny: no overflow
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    planned.push_back({devices[k].name, devices[k].kind, rows[k]});
+    total += rows[k];
   }
-  if (total != ny) HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not ny = " + std::to_string(ny));
+  if (total != ny) {
+    HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not ny = " + std::to_string(ny));
+  }
   const Precision precision = parse_precision(o.problem.precision);
   const Prediction pr = predict(p, planned, precision, o.problem.nx, o.problem.stop(), o.problem.variant_choice());
   fmt::print("{:<8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>10}\n", "device", "rows", "compute_ms", "exchange_ms",
@@ -164,24 +239,14 @@ int run_predict(const ModelOptions& o) {
 // planned), chosen by --devices; memory bounds where the profile is this machine's.
 std::vector<Candidate> profile_candidates(const Profile& p, const ModelOptions& o, const Topology& t,
                                           Precision precision) {
-  std::vector<std::string> names;
-  for (const auto& [name, d] : p.devices) {
-    if (p.rate(name, precision, o.problem.nx, o.problem.variant_choice())) names.push_back(name);
-  }
-  const auto chosen = device_selection(o.machine.devices, names);
   std::vector<DeviceInfo> devices;
-  for (const auto& name : names) {
-    if (!chosen(name)) continue;
-    DeviceInfo d;
-    d.name = name;
-    d.kind = kind_of(p.devices.at(name));
-    devices.push_back(d);
+  for (const auto& d : profile_devices(p, o.machine.devices)) {
+    if (p.rate(d.name, precision, o.problem.nx, o.problem.variant_choice())) devices.push_back(d);
   }
   if (devices.empty()) HETSTENCIL_THROW(InvalidArgument, "the profile has no device to plan for with these options");
   Topology elsewhere;  // another machine's profile: no memory bounds known
   elsewhere.this_machine = false;
-  const bool here = t.this_machine && fingerprint_of(t) == p.fingerprint;
-  return candidates_of(devices, here ? t : elsewhere, precision, o.problem.nx);
+  return candidates_of(devices, is_this_machine(p, t) ? t : elsewhere, precision, o.problem.nx);
 }
 
 int run_plan(const ModelOptions& o) {
@@ -204,11 +269,11 @@ int run_plan(const ModelOptions& o) {
     }
     nlohmann::json left = nlohmann::json::array();
     for (const auto& l : plan.left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
-    fmt::print("{}\n", nlohmann::json{{"nx", o.problem.nx}, {"ny", ny}, {"precision", to_string(precision)},
-                                      {"iterations", pr.iterations}, {"devices", devices}, {"left_out", left},
-                                      {"iteration_s", pr.iteration_s}, {"setup_s", pr.setup_s},
-                                      {"teardown_s", pr.teardown_s}, {"total_s", pr.total_s}}
-                                .dump(2));
+    nlohmann::json j = saved_plan_fields(o.problem.nx, ny, precision, o.problem.variant_choice(), o.problem.stop());
+    j.update({{"devices", devices}, {"left_out", left}, {"checks", pr.checks}, {"iteration_s", pr.iteration_s},
+              {"check_s", pr.check_s}, {"setup_s", pr.setup_s}, {"teardown_s", pr.teardown_s},
+              {"total_s", pr.total_s}});
+    fmt::print("{}\n", j.dump(2));
     return 0;
   }
   fmt::print("plan for {} x {} {}, {} iterations, from {}\n", o.problem.nx, ny, to_string(precision), o.problem.iterations, path);
@@ -232,7 +297,8 @@ int run_plan(const ModelOptions& o) {
 }
 
 void add_profile_option(CLI::App* sub, ModelOptions& o) {
-  sub->add_option("--profile", o.profile, "profile file (default: this machine's, under $XDG_CACHE_HOME/hetstencil)");
+  sub->add_option("--profile", o.profile, "profile file (default: this machine's, under $XDG_CACHE_HOME/hetstencil); "
+                                          "predictions and plans are for the machine it describes");
 }
 
 }  // namespace
@@ -241,12 +307,14 @@ Command add_model_commands(CLI::App& app) {
   auto o = std::make_shared<ModelOptions>();
   auto mode = std::make_shared<std::string>();
   CLI::App* cal = app.add_subcommand("calibrate", "Measure every device's rate curve and every link, save the profile");
-  cal->add_option("--nx", o->problem.nx, "row width to calibrate for")->check(CLI::PositiveNumber)->capture_default_str();
-  cal->add_option("--max-rows", o->max_rows, "most rows measured on a device (default: nx)")->check(CLI::NonNegativeNumber);
+  cal->add_option("--nx", o->problem.nx, "row width to calibrate for")->check(integer_in(1, kMostRows))
+      ->capture_default_str();
+  cal->add_option("--max-rows", o->max_rows, "most rows measured on a device (default, 0: nx)")
+      ->check(integer_in(0, kMostRows));
   cal->add_option("--precision", o->problem.precision, "float, double or both")
       ->check(CLI::IsMember({"float", "double", "both"}))->capture_default_str();
   cal->add_option("--budget", o->budget, "seconds the calibration may take; what does not fit is skipped and said")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->check(number_in(0.0, kMostBudgetSeconds, true))->capture_default_str();
   cal->add_flag("--json", o->json, "print the profile as JSON");
   add_variant_options(cal, o->problem);
   add_machine_options(cal, o->machine);
@@ -262,7 +330,9 @@ Command add_model_commands(CLI::App& app) {
 
   CLI::App* pred = app.add_subcommand("predict", "Predict a split's time per device and in total from the profile");
   add_problem_options(pred, o->problem);
-  pred->add_option("--rows", o->rows, "rows per device, in device order (default: even)")->delimiter(',');
+  pred->add_option("--rows", o->rows, "rows per device, in device order, adding up to ny; 0 leaves a device out "
+                                      "(default: even)")
+      ->delimiter(',')->check(integer_in(0, kMostRows));
   add_machine_options(pred, o->machine);
   add_profile_option(pred, *o);
   pred->callback([mode] { *mode = "predict"; });
@@ -270,7 +340,8 @@ Command add_model_commands(CLI::App& app) {
   CLI::App* plan = app.add_subcommand("plan", "The split that finishes first, from the profile, and why");
   add_problem_options(plan, o->problem);
   plan->add_option("--devices", o->machine.devices, "devices of the profile to use, e.g. gpu or -cpu0 (default: all)");
-  plan->add_flag("--json", o->json, "print the plan as one JSON object (solve --plan FILE runs it)");
+  plan->add_flag("--json", o->json, "print the plan as one JSON object (solve --plan FILE runs it: its grid, "
+                                     "variant, iterations and stop rule)");
   add_profile_option(plan, *o);
   plan->callback([mode] { *mode = "plan"; });
 

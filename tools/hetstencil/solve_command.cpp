@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <variant>
 
@@ -12,6 +13,7 @@
 #include "model/learn.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
+#include "tools/hetstencil/number_checks.hpp"
 #include "tools/hetstencil/problem_options.hpp"
 #include "tools/hetstencil/progress_line.hpp"
 #include "tools/hetstencil/solve_report.hpp"
@@ -32,30 +34,50 @@ struct SolveOptions {
   bool learn = true;
   bool calibrate = true;
   double budget = 10.0;
-  // Given on the command line (a saved plan's grid must not contradict them).
-  bool nx_given = false, ny_given = false, precision_given = false;
+  // Options given on the command line (a saved plan must not be contradicted).
+  std::set<std::string> given;
 };
 
-// A saved plan fixes the grid; options that say otherwise are an error.
-void adopt_saved_grid(SolveOptions& o, const SavedPlan& saved) {
-  const auto clash = [&](bool given, const std::string& option, const std::string& ours, const std::string& theirs) {
-    if (given && ours != theirs) {
+// A saved plan fixes the grid, the variant and the stop rule; options that say
+// otherwise are an error.
+void adopt_saved_plan(SolveOptions& o, const SavedPlan& saved) {
+  const auto clash = [&](const std::string& option, const std::string& ours, const std::string& theirs) {
+    if (o.given.count(option) && ours != theirs) {
       HETSTENCIL_THROW(InvalidArgument, option + " " + ours + " contradicts the plan " + o.plan_file + " (" + theirs + ")");
     }
   };
-  clash(o.nx_given, "--nx", std::to_string(o.problem.nx), std::to_string(saved.nx));
-  clash(o.ny_given, "--ny", std::to_string(o.problem.rows()), std::to_string(saved.ny));
-  clash(o.precision_given, "--precision", to_string(parse_precision(o.problem.precision)), to_string(saved.precision));
+  const auto number = [](double v) { return fmt::format("{:g}", v); };
+  clash("--nx", std::to_string(o.problem.nx), std::to_string(saved.nx));
+  clash("--ny", std::to_string(o.problem.rows()), std::to_string(saved.ny));
+  clash("--precision", to_string(parse_precision(o.problem.precision)), to_string(saved.precision));
+  clash("--variant", o.problem.variant, to_string(saved.variant.variant));
+  if (saved.variant.variant == Variant::Blocked) clash("--depth", std::to_string(o.problem.depth), std::to_string(saved.variant.param));
+  if (saved.variant.variant == Variant::Async2 || saved.variant.variant == Variant::Async3) {
+    clash("--alpha", std::to_string(o.problem.alpha), std::to_string(saved.variant.param));
+  }
+  clash("--iters", std::to_string(o.problem.iterations), std::to_string(saved.stop.max_iterations));
+  clash("--tol", number(o.problem.tolerance), number(saved.stop.tolerance));
+  if (saved.stop.uses_tolerance()) {
+    clash("--check-every", std::to_string(o.problem.check_every), std::to_string(saved.stop.check_every));
+  }
   o.problem.nx = saved.nx;
   o.problem.ny = saved.ny;
   o.problem.precision = to_string(saved.precision);
+  o.problem.variant = to_string(saved.variant.variant);
+  if (saved.variant.variant == Variant::Blocked) o.problem.depth = saved.variant.param;
+  if (saved.variant.variant == Variant::Async2 || saved.variant.variant == Variant::Async3) {
+    o.problem.alpha = saved.variant.param;
+  }
+  o.problem.iterations = saved.stop.max_iterations;
+  o.problem.tolerance = saved.stop.tolerance;
+  o.problem.check_every = saved.stop.check_every;
 }
 
 int run_solve(SolveOptions o) {
   std::optional<SavedPlan> saved;
   if (!o.plan_file.empty()) {
     saved = read_saved_plan(o.plan_file);
-    adopt_saved_grid(o, *saved);
+    adopt_saved_plan(o, *saved);
   }
   const Problem p = make_problem(o.problem, o.boundary);
   if (!o.output.empty()) check_writable(o.output);  // fail now, not after the solve
@@ -88,6 +110,7 @@ int run_solve(SolveOptions o) {
                                             std::to_string(given) + " values for " + std::to_string(devices.size()) +
                                             " devices (" + fmt::format("{}", fmt::join(names, ",")) + ")");
     }
+    if (!o.rows.empty()) check_row_counts("--rows", names, o.rows, p.ny);
     const std::vector<std::int64_t> rows = o.rows.empty() ? rows_of_shares(o.split, p.ny) : o.rows;
     plan = plan_of(names, rows, devices);
     how = o.rows.empty() ? "forced by --split" : "forced by --rows";
@@ -155,11 +178,14 @@ Command add_solve_command(CLI::App& app) {
   add_problem_options(sub, o->problem);
   sub->add_option("--boundary", o->boundary, "Dirichlet value on the boundary")->capture_default_str();
   add_machine_options(sub, o->machine);
-  auto* rows = sub->add_option("--rows", o->rows, "force rows per device in device order, e.g. 100,900")->delimiter(',');
+  auto* rows = sub->add_option("--rows", o->rows, "force rows per device in device order, e.g. 100,900 (0 leaves one out)")
+                   ->delimiter(',')->check(integer_in(0, std::int64_t(1) << 30));
   auto* split = sub->add_option("--split", o->split,
                                 "force shares per device in device order, e.g. 0.03,0.485,0.485 (0 leaves one out)")
-                    ->delimiter(',');
-  auto* plan = sub->add_option("--plan", o->plan_file, "run a plan saved by 'hetstencil plan --json > FILE'")
+                    ->delimiter(',')->check(number_in(0.0, 1e9));
+  auto* plan = sub->add_option("--plan", o->plan_file,
+                               "run a plan saved by 'hetstencil plan --json > FILE': its grid, variant (and depth or "
+                               "alpha), iterations, --tol and --check-every; a command-line value that differs is refused")
                    ->check(CLI::ExistingFile);
   rows->excludes(split);
   plan->excludes(rows)->excludes(split);
@@ -176,9 +202,10 @@ Command add_solve_command(CLI::App& app) {
               "Results are bitwise equal to the sequential reference for any device split.");
   return [o, sub] {
     SolveOptions run = *o;
-    run.nx_given = sub->count("--nx") > 0;
-    run.ny_given = sub->count("--ny") > 0;
-    run.precision_given = sub->count("--precision") > 0;
+    for (const char* option : {"--nx", "--ny", "--precision", "--variant", "--depth", "--alpha", "--iters", "--tol",
+                               "--check-every"}) {
+      if (sub->count(option) > 0) run.given.insert(option);
+    }
     return run_solve(run);
   };
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <numeric>
 
 #include <nlohmann/json.hpp>
@@ -130,39 +131,107 @@ std::optional<Prediction> predict_plan(const Profile& profile, const std::vector
   return predict(profile, planned, problem.precision, problem.nx, problem.stop, plan.variant);
 }
 
+nlohmann::json saved_plan_fields(std::int64_t nx, std::int64_t ny, Precision precision, const VariantChoice& variant,
+                                 const StopRule& stop) {
+  nlohmann::json j{{"nx", nx},
+                   {"ny", ny},
+                   {"precision", to_string(precision)},
+                   {"variant", to_string(variant.variant)},
+                   {"iterations", stop.max_iterations},
+                   {"tolerance", stop.tolerance},
+                   {"check_every", stop.check_every}};
+  if (variant.variant == Variant::Blocked) j["depth"] = variant.param;
+  if (variant.variant == Variant::Async2 || variant.variant == Variant::Async3) j["alpha"] = variant.param;
+  return j;
+}
+
+namespace {
+
+constexpr std::int64_t kMostRows = std::int64_t(1) << 30;  // as --nx and --ny allow
+
+// A field of a saved plan, its type and range checked (nlohmann's own
+// conversions would wrap an out-of-range integer).
+class PlanFields {
+ public:
+  explicit PlanFields(std::string path) : path_(std::move(path)) {}
+
+  [[noreturn]] void bad(const std::string& what) const {
+    HETSTENCIL_THROW(InvalidArgument, path_ + " is not a plan saved by 'hetstencil plan --json': " + what);
+  }
+  const nlohmann::json& at(const nlohmann::json& object, const std::string& key) const {
+    if (!object.is_object() || !object.contains(key)) bad("it has no field '" + key + "'");
+    return object.at(key);
+  }
+  std::int64_t integer(const nlohmann::json& object, const std::string& key, std::int64_t lo, std::int64_t hi) const {
+    const nlohmann::json& v = at(object, key);
+    const std::string allowed = fmt::format("'{}' must be a whole number from {} to {}", key, lo, hi);
+    if (!v.is_number_integer()) bad(allowed);
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) bad(allowed);
+    const auto value = v.get<std::int64_t>();
+    if (value < lo || value > hi) bad(allowed);
+    return value;
+  }
+  double number(const nlohmann::json& object, const std::string& key) const {
+    const nlohmann::json& v = at(object, key);
+    if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0.0) {
+      bad("'" + key + "' must be a finite number >= 0");
+    }
+    return v.get<double>();
+  }
+  std::string text(const nlohmann::json& object, const std::string& key) const {
+    const nlohmann::json& v = at(object, key);
+    if (!v.is_string()) bad("'" + key + "' must be a string");
+    return v.get<std::string>();
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
 SavedPlan read_saved_plan(const std::string& path) {
   std::ifstream in(path);
   if (!in) HETSTENCIL_THROW(InvalidArgument, "cannot read the plan " + path);
-  const auto bad = [&](const std::string& what) {
-    HETSTENCIL_THROW(InvalidArgument, path + " is not a plan saved by 'hetstencil plan --json': " + what);
-  };
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    bad(e.what());
-  }
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  const PlanFields f(path);
+  if (j.is_discarded()) f.bad("it is not JSON");
   SavedPlan s;
+  s.nx = f.integer(j, "nx", 1, kMostRows);
+  s.ny = f.integer(j, "ny", 1, kMostRows);
   try {
-    s.nx = j.at("nx").get<std::int64_t>();
-    s.ny = j.at("ny").get<std::int64_t>();
-    s.precision = parse_precision(j.at("precision").get<std::string>());
-    for (const auto& d : j.at("devices")) {
-      s.names.push_back(d.at("name").get<std::string>());
-      s.rows.push_back(d.at("rows").get<std::int64_t>());
-    }
-  } catch (const nlohmann::json::exception& e) {
-    bad(e.what());
+    s.precision = parse_precision(f.text(j, "precision"));
+    s.variant.variant = parse_variant(f.text(j, "variant"));
+  } catch (const InvalidArgument& e) {
+    f.bad(e.what());
   }
-  std::int64_t total = 0;
-  for (std::int64_t r : s.rows) {
-    if (r < 1) bad("a device with " + std::to_string(r) + " rows");
-    total += r;
+  if (s.variant.variant == Variant::Blocked) s.variant.param = static_cast<int>(f.integer(j, "depth", 1, kMaxBlockedDepth));
+  if (s.variant.variant == Variant::Async2 || s.variant.variant == Variant::Async3) {
+    s.variant.param = static_cast<int>(f.integer(j, "alpha", 1, kMaxVariantSweeps));
   }
-  if (s.names.empty() || total != s.ny) {
-    bad("its rows add up to " + std::to_string(total) + ", not its ny = " + std::to_string(s.ny));
+  s.stop.max_iterations = f.integer(j, "iterations", 0, std::numeric_limits<std::int64_t>::max());
+  s.stop.tolerance = f.number(j, "tolerance");
+  s.stop.check_every = f.integer(j, "check_every", 1, std::numeric_limits<std::int64_t>::max());
+  const nlohmann::json& devices = f.at(j, "devices");
+  if (!devices.is_array() || devices.empty()) f.bad("'devices' must be a list of {name, rows}");
+  std::int64_t total = 0;  // each count is at most ny (<= 2^30): no overflow
+  for (const auto& d : devices) {
+    s.names.push_back(f.text(d, "name"));
+    s.rows.push_back(f.integer(d, "rows", 0, s.ny));
+    total += s.rows.back();
   }
+  if (total != s.ny) f.bad("its rows add up to " + std::to_string(total) + ", not its ny = " + std::to_string(s.ny));
   return s;
+}
+
+void check_row_counts(const std::string& option, const std::vector<std::string>& names,
+                      const std::vector<std::int64_t>& rows, std::int64_t ny) {
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] < 0 || rows[k] > ny) {
+      HETSTENCIL_THROW(InvalidArgument, fmt::format("{} gives {} {} rows: a device takes 0 (left out) to {} rows",
+                                                    option, names[k], rows[k], ny));
+    }
+  }
 }
 
 }  // namespace hetstencil::cli

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hetstencil/runtime.hpp"
 #include "model/predict.hpp"
 #include "model/profile.hpp"
@@ -53,16 +55,29 @@ SplitPlan model_plan(const Profile& profile, const Runtime& runtime, const Probl
 std::optional<Prediction> predict_plan(const Profile& profile, const std::vector<DeviceInfo>& devices, const Plan& plan,
                                        const Problem& problem);
 
-/// A plan saved by `hetstencil plan --json`: its grid and its rows by device.
+/// A plan saved by `hetstencil plan --json`: its grid, how GPUs sweep, when it
+/// stops, and its rows by device (a device with 0 rows is left out).
 struct SavedPlan {
   std::int64_t nx = 0;
   std::int64_t ny = 0;
   Precision precision = Precision::Double;
+  VariantChoice variant;
+  StopRule stop;
   std::vector<std::string> names;
   std::vector<std::int64_t> rows;
 };
 
+/// The fields of a saved plan besides its devices and predictions, as
+/// read_saved_plan reads them.
+nlohmann::json saved_plan_fields(std::int64_t nx, std::int64_t ny, Precision precision, const VariantChoice& variant,
+                                 const StopRule& stop);
+
 /// Throws InvalidArgument naming the file and what is wrong with it.
 SavedPlan read_saved_plan(const std::string& path);
+
+/// Refuses (InvalidArgument naming `option` and the device) a count below 0 or
+/// above ny; rows[k] is for names[k].
+void check_row_counts(const std::string& option, const std::vector<std::string>& names,
+                      const std::vector<std::int64_t>& rows, std::int64_t ny);
 
 }  // namespace hetstencil::cli
