@@ -199,9 +199,24 @@ SavedPlan read_saved_plan(const std::string& path) {
   SavedPlan s;
   s.nx = f.integer(j, "nx", 1, kMostRows);
   s.ny = f.integer(j, "ny", 1, kMostRows);
+  const std::string precision = f.text(j, "precision");
   try {
-    s.precision = parse_precision(f.text(j, "precision"));
-    s.variant.variant = parse_variant(f.text(j, "variant"));
+    s.precision = parse_precision(precision);
+  } catch (const InvalidArgument& e) {
+    f.bad(e.what());
+  }
+  const nlohmann::json& devices = f.at(j, "devices");
+  if (!devices.is_array() || devices.empty()) f.bad("'devices' must be a list of {name, rows}");
+  std::int64_t total = 0;  // each count is at most ny (<= 2^30): no overflow
+  for (const auto& d : devices) {
+    s.names.push_back(f.text(d, "name"));
+    s.rows.push_back(f.integer(d, "rows", 0, s.ny));
+    total += s.rows.back();
+  }
+  if (total != s.ny) f.bad("its rows add up to " + std::to_string(total) + ", not its ny = " + std::to_string(s.ny));
+  const std::string variant = f.text(j, "variant");
+  try {
+    s.variant.variant = parse_variant(variant);
   } catch (const InvalidArgument& e) {
     f.bad(e.what());
   }
@@ -212,15 +227,6 @@ SavedPlan read_saved_plan(const std::string& path) {
   s.stop.max_iterations = f.integer(j, "iterations", 0, std::numeric_limits<std::int64_t>::max());
   s.stop.tolerance = f.number(j, "tolerance");
   s.stop.check_every = f.integer(j, "check_every", 1, std::numeric_limits<std::int64_t>::max());
-  const nlohmann::json& devices = f.at(j, "devices");
-  if (!devices.is_array() || devices.empty()) f.bad("'devices' must be a list of {name, rows}");
-  std::int64_t total = 0;  // each count is at most ny (<= 2^30): no overflow
-  for (const auto& d : devices) {
-    s.names.push_back(f.text(d, "name"));
-    s.rows.push_back(f.integer(d, "rows", 0, s.ny));
-    total += s.rows.back();
-  }
-  if (total != s.ny) f.bad("its rows add up to " + std::to_string(total) + ", not its ny = " + std::to_string(s.ny));
   return s;
 }
 
