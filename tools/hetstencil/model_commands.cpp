@@ -45,13 +45,21 @@ std::string profile_path(const ModelOptions& o, const Topology& t) {
   return o.profile.empty() ? default_profile_path(fingerprint_of(t).host) : o.profile;
 }
 
-// A given profile describes its own machine; the default one must be this machine's.
+// A given profile describes its own machine; the default one must be this
+// machine's. This machine's profile is keyed by what its devices are, as this
+// run maps them; another machine's by the names its devices had.
 Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::string& path) {
   path = profile_path(o, t);
   const Fingerprint here = fingerprint_of(t);
   auto p = load_profile(path, o.profile.empty() ? &here : nullptr);
   if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
-  return *p;
+  if (!t.this_machine || !(here == p->fingerprint)) return named_as_measured(*p);
+  std::vector<DeviceInfo> devices;
+  for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device, "",
+                                                          cuda_compiled()})) {
+    devices.push_back(spec.info);
+  }
+  return named_for(*p, devices);
 }
 
 void print_profile(const Profile& p) {
@@ -59,7 +67,8 @@ void print_profile(const Profile& p) {
              p.fingerprint.cpu_model, p.fingerprint.sockets, p.fingerprint.cores, p.fingerprint.gpus.size(),
              p.fingerprint.kernels);
   fmt::print("{:<8} {:<16} {:>9} {:>12} {:>10}\n", "device", "precision/nx", "rows", "ms/iter", "GCells/s");
-  for (const auto& [name, d] : p.devices) {
+  for (const auto& [device_key, d] : p.devices) {
+    const std::string& name = d.name.empty() ? device_key : d.name;
     for (const auto& [key, curve] : d.rates) {
       const std::int64_t nx = std::stoll(key.substr(key.find('/') + 1));
       for (const auto& pt : curve.points()) {
@@ -92,21 +101,20 @@ int run_calibrate(const ModelOptions& o) {
   const auto devices = map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
                                                        o.machine.devices, cuda_compiled()});
   const std::string path = profile_path(o, t);
-  const Fingerprint here = fingerprint_of(t);
-  Profile base = load_profile(path, &here).value_or(Profile{});
   CalibrationOptions c;
   c.precisions = precisions_of(o.problem.precision);
   c.nx = o.problem.nx;
   c.max_rows = o.max_rows;
   c.budget_s = o.budget;
   c.variant = o.problem.variant_choice();
-  const Calibration cal = calibrate(t, devices, c, base);
-  save_profile(path, cal.profile);
+  // Merged under the profile's lock with what other runs saved meanwhile.
+  const Calibration cal = calibrate(t, devices, c, Profile{});
+  const Profile saved = save_profile(path, cal.profile);
   if (o.json) {
-    fmt::print("{}\n", to_json(cal.profile));
+    fmt::print("{}\n", to_json(saved));
     return 0;
   }
-  print_profile(cal.profile);
+  print_profile(saved);
   fmt::print("calibrated in {:.2f} s (budget {:.1f} s); saved to {}\n", cal.seconds, o.budget, path);
   for (const auto& s : cal.skipped) fmt::print("skipped (budget): {}\n", s);
   return 0;
