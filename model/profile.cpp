@@ -157,14 +157,15 @@ Profile named_for(const Profile& stored, const std::vector<DeviceInfo>& devices)
   return out;
 }
 
-Profile named_as_measured(const Profile& stored) {
-  Profile out;
-  out.fingerprint = stored.fingerprint;
-  out.link_conditions = stored.link_conditions;
+Profile named_as_measured(const Profile& stored, const std::vector<DeviceInfo>& preferred) {
+  Profile out = named_for(stored, preferred);
   std::map<std::string, std::string> name_of;  // by key
+  for (const DeviceInfo& d : preferred) {
+    if (out.devices.count(d.name)) name_of[device_key(d)] = d.name;
+  }
   for (const auto& [key, d] : stored.devices) {
     const std::string name = d.name.empty() ? key : d.name;
-    if (!out.devices.emplace(name, d).second) continue;
+    if (name_of.count(key) || !out.devices.emplace(name, d).second) continue;
     out.devices[name].name = name;
     name_of[key] = name;
   }

@@ -92,9 +92,10 @@ std::string device_key(const DeviceInfo& device);
 /// The stored profile's figures for `devices`, keyed by their names (links
 /// too): what a run plans, predicts and learns with.
 Profile named_for(const Profile& stored, const std::vector<DeviceInfo>& devices);
-/// The stored profile keyed by the names its devices had when measured (the
-/// first of a name wins): another machine's profile, planned for without its devices.
-Profile named_as_measured(const Profile& stored);
+/// The stored profile keyed by the names its devices had when measured:
+/// planned for without a mapping of its devices (another machine's profile).
+/// Of entries with one name, that of a `preferred` device (by key) wins, else the first.
+Profile named_as_measured(const Profile& stored, const std::vector<DeviceInfo>& preferred = {});
 /// The figures of `named` (a named_for(stored, devices)) put back under their keys.
 void store_named(Profile& stored, const Profile& named, const std::vector<DeviceInfo>& devices);
 /// Folds newer measurements into `stored`: every curve, loop figure, set-up

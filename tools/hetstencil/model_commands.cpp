@@ -46,9 +46,10 @@ std::string profile_path(const ModelOptions& o, const Topology& t) {
 }
 
 // A given profile describes its own machine; the default one must be this
-// machine's. This machine's profile is keyed by what its devices are, as this
-// run maps them; another machine's by the names its devices had.
-Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::string& path) {
+// machine's. Keyed by device name: for this machine's devices as mapped by the
+// options, their own curves (`mapped`: those alone); otherwise the names the
+// devices had when measured.
+Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::string& path, bool mapped) {
   path = profile_path(o, t);
   const Fingerprint here = fingerprint_of(t);
   auto p = load_profile(path, o.profile.empty() ? &here : nullptr);
@@ -59,7 +60,7 @@ Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::stri
                                                           cuda_compiled()})) {
     devices.push_back(spec.info);
   }
-  return named_for(*p, devices);
+  return mapped ? named_for(*p, devices) : named_as_measured(*p, devices);
 }
 
 void print_profile(const Profile& p) {
@@ -136,7 +137,7 @@ int run_profile_show(const ModelOptions& o) {
 int run_predict(const ModelOptions& o) {
   const Topology t = load_topology(o.machine.topology);
   std::string path;
-  const Profile p = profile_for_planning(o, t, path);
+  const Profile p = profile_for_planning(o, t, path, true);
   const auto specs = map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
                                                      o.machine.devices, t.this_machine ? cuda_compiled() : true});
   const std::int64_t ny = o.problem.rows();
@@ -195,7 +196,8 @@ std::vector<Candidate> profile_candidates(const Profile& p, const ModelOptions& 
 int run_plan(const ModelOptions& o) {
   const Topology t = load_topology(o.machine.topology);
   std::string path;
-  const Profile p = profile_for_planning(o, t, path);
+  // plan takes the profile's devices, whatever cut of the cores they were measured in.
+  const Profile p = profile_for_planning(o, t, path, false);
   const Precision precision = parse_precision(o.problem.precision);
   const std::int64_t ny = o.problem.rows();
   const SplitPlan plan = plan_split(p, profile_candidates(p, o, t, precision), precision, o.problem.nx, ny,
