@@ -55,6 +55,7 @@ std::vector<DeviceSpec> gpu_devices(const Topology& t, const Chosen& chosen, std
     spec.info.numa_node = t.numa_nodes[static_cast<std::size_t>(numa)].os_index;
     spec.info.cores = {t.cores[static_cast<std::size_t>(host)].os_index};
     spec.info.threads = 1;
+    spec.info.key = gpu.uuid.empty() ? spec.info.name : gpu.uuid;
     spec.own_core = own_core;
     spec.worker_cpus = {bind_set(t, host)};
     spec.info.description = gpu.name + ", host thread on core " + std::to_string(spec.info.cores.front()) +
@@ -107,6 +108,8 @@ std::vector<DeviceSpec> cpu_devices(const Topology& t, int count, int threads, c
     const int workers = threads > 0 ? threads : static_cast<int>(group.size());
     for (int w = 0; w < workers; ++w) spec.worker_cpus.push_back(bind_set(t, group[static_cast<std::size_t>(w) % group.size()]));
     spec.info.threads = workers;
+    spec.info.key = "cpu:node" + std::to_string(spec.info.numa_node) + ":cores" + index_list(spec.info.cores) +
+                    ":threads" + std::to_string(workers);
     spec.cache_bytes = t.packages[static_cast<std::size_t>(first.package)].cache_bytes;
     spec.info.description = "package " + std::to_string(t.packages[static_cast<std::size_t>(first.package)].os_index) +
                             ", NUMA node " + std::to_string(spec.info.numa_node) + ", cores " +

@@ -26,6 +26,14 @@ namespace hetstencil {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// The device's entry in the profile: under what it is (device_key), named as in this run.
+DeviceProfile& entry_of(Profile& profile, const DeviceInfo& info) {
+  DeviceProfile& d = profile.devices[device_key(info)];
+  d.name = info.name;
+  return d;
+}
+
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Rows doubling from 4 up to `most`, and any `extra` counts below it.
@@ -218,7 +226,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
       points.push_back({rows[i], robust_time(sweeps[k][i])});
       check_points.push_back({rows[i], robust_time(checks[k][i])});
     }
-    DeviceProfile& d = profile.devices[cpus[k]->info.name];
+    DeviceProfile& d = entry_of(profile, cpus[k]->info);
     d.kind = "cpu";
     d.rates[rate_key(precision, o.nx)] = RateCurve(points);
     d.checks[rate_key(precision, o.nx)] = RateCurve(check_points);
@@ -337,7 +345,7 @@ void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs
     }
   });
   for (std::size_t k = 0; k < devices.size(); ++k) {
-    DeviceProfile& d = profile.devices[specs[k].info.name];
+    DeviceProfile& d = entry_of(profile, specs[k].info);
     d.setup_in = TransferCurve::fit(in[k]);
     d.setup_out = TransferCurve::fit(out[k]);
   }
@@ -358,7 +366,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   const auto row = static_cast<double>(row_bytes(o.nx, o.precisions.front()));
   for (const DeviceSpec* a : cpus) {
     for (const DeviceSpec* b : cpus) {
-      if (a != b) profile.links[link_key(a->info.name, b->info.name)] = cpu_link(*a, *b, row, o.repetitions);
+      if (a != b) profile.links[link_key(device_key(a->info), device_key(b->info))] = cpu_link(*a, *b, row, o.repetitions);
     }
   }
   if (!gpus.empty()) {
@@ -372,14 +380,14 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       samples[k] = gpu_link_samples(gpus[k]->gpu, peers, row_sizes(row), o.repetitions);
     });
     for (std::size_t k = 0; k < gpus.size(); ++k) {
-      const std::string& g = gpus[k]->info.name;
+      const std::string g = device_key(gpus[k]->info);
       for (const DeviceSpec* c : cpus) {
-        profile.links[link_key(g, c->info.name)] = TransferCurve::fit(samples[k].to_host);
-        profile.links[link_key(c->info.name, g)] = TransferCurve::fit(samples[k].from_host);
+        profile.links[link_key(g, device_key(c->info))] = TransferCurve::fit(samples[k].to_host);
+        profile.links[link_key(device_key(c->info), g)] = TransferCurve::fit(samples[k].from_host);
       }
       std::size_t p = 0;
       for (const DeviceSpec* other : gpus) {
-        if (other != gpus[k]) profile.links[link_key(g, other->info.name)] = TransferCurve::fit(samples[k].to_peer[p++]);
+        if (other != gpus[k]) profile.links[link_key(g, device_key(other->info))] = TransferCurve::fit(samples[k].to_peer[p++]);
       }
     }
   }
@@ -405,7 +413,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
           points.push_back({sample.rows, sample.sweep_s});
           checks.push_back({sample.rows, std::max(0.0, sample.checked_sweep_s - sample.sweep_s)});
         }
-        DeviceProfile& d = profile.devices[g->info.name];
+        DeviceProfile& d = entry_of(profile, g->info);
         d.kind = "gpu";
         d.rates[rate_key(precision, o.nx, variant)] = RateCurve(points);
         d.checks[rate_key(precision, o.nx, variant)] = RateCurve(checks);
@@ -420,13 +428,13 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       // A CPU device sweeps plainly in any variant: one loop figure.
       const bool gpu = spec.info.kind == DeviceKind::Gpu;
       for (const VariantChoice& variant : gpu ? swept(o) : std::vector<VariantChoice>{{}}) {
-        auto curve = profile.rate(spec.info.name, precision, o.nx, variant);
+        auto curve = profile.rate(device_key(spec.info), precision, o.nx, variant);
         if (!curve) continue;
         if (!budget.allows(0.2)) {
           out.skipped.push_back(spec.info.name + " " + to_string(precision) + " loop");
           continue;
         }
-        profile.devices[spec.info.name].step[rate_key(precision, o.nx, variant)] =
+        entry_of(profile, spec.info).step[rate_key(precision, o.nx, variant)] =
             loop_seconds(topology, spec, precision, o.nx, *curve, variant);
       }
     }

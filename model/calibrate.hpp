@@ -31,7 +31,8 @@ struct Calibration {
 /// that those sharing memory are measured sharing it); one-row-and-more transfers for every pair of devices (GPU links
 /// measured with all GPUs copying at once, as in a halo exchange); every
 /// device's set-up and tear-down through its own attach and detach, all at
-/// once. Results are merged into `profile`.
+/// once. Results are merged into `profile`, each device under its device_key
+/// (and links between keys): a stored profile's form, not a run's named one.
 Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
                       const CalibrationOptions& options, Profile profile);
 

@@ -1,5 +1,7 @@
 #include "model/profile.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -7,8 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
+#include <ctime>
 #include <limits>
 
 #include <nlohmann/json.hpp>
@@ -22,6 +23,10 @@ namespace hetstencil {
 namespace {
 
 using nlohmann::json;
+
+// Format 2 keys devices by device_key and names them; format 1 keyed them by name.
+constexpr const char* kFormat = "hetstencil-profile-2";
+constexpr const char* kFormatByName = "hetstencil-profile-1";
 
 std::string host_name() {
   char name[256] = {};
@@ -51,11 +56,35 @@ json curves_json(const std::map<std::string, RateCurve>& curves) {
   return out;
 }
 
-std::map<std::string, RateCurve> curves_from(const json& j) {
+// Why a stored curve cannot be used ("" when it can): a curve needs points
+// [rows, seconds] in increasing rows, rows >= 1 and finite seconds >= 0.
+std::string unusable_points(const json& points) {
+  if (!points.is_array() || points.empty()) return "has no points";
+  std::int64_t last = 0;
+  for (const auto& pt : points) {
+    if (!pt.is_array() || pt.size() != 2 || !pt[0].is_number_integer() || !pt[1].is_number()) {
+      return "has a point that is not [rows, seconds]";
+    }
+    const auto rows = pt[0].get<std::int64_t>();
+    const auto seconds = pt[1].get<double>();
+    if (rows < 1 || !std::isfinite(seconds) || seconds < 0.0) return "has a point with rows < 1 or a time not finite and >= 0";
+    if (rows <= last) return "has points not in increasing rows";
+    last = rows;
+  }
+  return "";
+}
+
+std::map<std::string, RateCurve> curves_from(const json& j, const std::string& source, const std::string& device,
+                                             const char* what) {
   std::map<std::string, RateCurve> out;
   for (const auto& [key, points] : j.items()) {
+    if (const std::string why = unusable_points(points); !why.empty()) {
+      spdlog::warn("{}: {}'s {} curve {} {}; left out ({} is not calibrated for it)", source, device, what, key, why,
+                   device);
+      continue;
+    }
     std::vector<RateCurve::Point> pts;
-    for (const auto& pt : points) pts.push_back({pt.at(0).get<std::int64_t>(), pt.at(1).get<double>()});
+    for (const auto& pt : points) pts.push_back({pt[0].get<std::int64_t>(), pt[1].get<double>()});
     out[key] = RateCurve(pts);
   }
   return out;
@@ -106,6 +135,75 @@ std::string variant_suffix(const VariantChoice& variant) {
   return variant.variant == Variant::Sync ? "" : "/" + to_string(variant.variant) + "-" + std::to_string(variant.param);
 }
 }  // namespace
+
+std::string device_key(const DeviceInfo& device) { return device.key.empty() ? device.name : device.key; }
+
+Profile named_for(const Profile& stored, const std::vector<DeviceInfo>& devices) {
+  Profile out;
+  out.fingerprint = stored.fingerprint;
+  out.link_conditions = stored.link_conditions;
+  for (const DeviceInfo& d : devices) {
+    const auto it = stored.devices.find(device_key(d));
+    if (it == stored.devices.end()) continue;
+    out.devices[d.name] = it->second;
+    out.devices[d.name].name = d.name;
+  }
+  for (const DeviceInfo& from : devices) {
+    for (const DeviceInfo& to : devices) {
+      const auto it = stored.links.find(link_key(device_key(from), device_key(to)));
+      if (it != stored.links.end()) out.links[link_key(from.name, to.name)] = it->second;
+    }
+  }
+  return out;
+}
+
+Profile named_as_measured(const Profile& stored, const std::vector<DeviceInfo>& preferred) {
+  Profile out = named_for(stored, preferred);
+  std::map<std::string, std::string> name_of;  // by key
+  for (const DeviceInfo& d : preferred) {
+    if (out.devices.count(d.name)) name_of[device_key(d)] = d.name;
+  }
+  for (const auto& [key, d] : stored.devices) {
+    const std::string name = d.name.empty() ? key : d.name;
+    if (name_of.count(key) || !out.devices.emplace(name, d).second) continue;
+    out.devices[name].name = name;
+    name_of[key] = name;
+  }
+  const auto named = [&](const std::string& key) {
+    const auto it = name_of.find(key);
+    return it == name_of.end() ? key : it->second;
+  };
+  for (const auto& [key, c] : stored.links) {
+    const auto arrow = key.find("->");
+    if (arrow == std::string::npos) continue;
+    out.links.emplace(link_key(named(key.substr(0, arrow)), named(key.substr(arrow + 2))), c);
+  }
+  return out;
+}
+
+void store_named(Profile& stored, const Profile& named, const std::vector<DeviceInfo>& devices) {
+  for (const DeviceInfo& d : devices) {
+    const auto it = named.devices.find(d.name);
+    if (it != named.devices.end()) stored.devices[device_key(d)] = it->second;
+  }
+}
+
+void merge_into(Profile& stored, const Profile& measured) {
+  for (const auto& [key, m] : measured.devices) {
+    DeviceProfile& d = stored.devices[key];
+    if (!m.name.empty()) d.name = m.name;
+    if (!m.kind.empty()) d.kind = m.kind;
+    for (const auto& [k, c] : m.rates) d.rates[k] = c;
+    for (const auto& [k, c] : m.checks) d.checks[k] = c;
+    for (const auto& [k, s] : m.step) d.step[k] = s;
+    if (!m.setup_in.empty()) d.setup_in = m.setup_in;
+    if (!m.setup_out.empty()) d.setup_out = m.setup_out;
+    if (m.slowdown_beside_gpus != 1.0) d.slowdown_beside_gpus = m.slowdown_beside_gpus;
+  }
+  for (const auto& [key, c] : measured.links) stored.links[key] = c;
+  if (!measured.link_conditions.empty()) stored.link_conditions = measured.link_conditions;
+  stored.fingerprint = measured.fingerprint;
+}
 
 std::string rate_key(Precision precision, std::int64_t nx, const VariantChoice& variant) {
   return to_string(precision) + "/" + std::to_string(nx) + variant_suffix(variant);
@@ -164,7 +262,8 @@ std::optional<RateCurve> Profile::check(const std::string& device, Precision pre
 std::string to_json(const Profile& p, int indent) {
   json devices = json::object();
   for (const auto& [name, d] : p.devices) {
-    json device = {{"kind", d.kind},
+    json device = {{"name", d.name},
+                   {"kind", d.kind},
                    {"rates", curves_json(d.rates)},
                    {"checks", curves_json(d.checks)},
                    {"step", d.step}};
@@ -180,7 +279,7 @@ std::string to_json(const Profile& p, int indent) {
                             {"sockets", f.sockets}, {"cores", f.cores},
                             {"gpus", f.gpus},       {"driver_version", f.driver_version},
                             {"kernels", f.kernels}};
-  return json{{"format", "hetstencil-profile-1"},
+  return json{{"format", kFormat},
               {"fingerprint", fingerprint},
               {"devices", devices},
               {"links", links},
@@ -188,11 +287,12 @@ std::string to_json(const Profile& p, int indent) {
       .dump(indent);
 }
 
-Profile profile_from_json(const std::string& text) {
+Profile profile_from_json(const std::string& text, const std::string& source) {
   try {
     const json j = json::parse(text);
-    if (j.at("format") != "hetstencil-profile-1") {
-      HETSTENCIL_THROW(InvalidArgument, "not a hetstencil profile (format " + j.at("format").dump() + ")");
+    const json& format = j.at("format");
+    if (format != kFormat && format != kFormatByName) {
+      HETSTENCIL_THROW(InvalidArgument, "not a hetstencil profile (format " + format.dump().substr(0, 80) + ")");
     }
     Profile p;
     const json& f = j.at("fingerprint");
@@ -203,19 +303,20 @@ Profile profile_from_json(const std::string& text) {
     p.fingerprint.gpus = f.at("gpus").get<std::vector<std::string>>();
     p.fingerprint.driver_version = f.at("driver_version").get<int>();
     p.fingerprint.kernels = f.at("kernels").get<std::string>();
-    for (const auto& [name, d] : j.at("devices").items()) {
+    for (const auto& [key, d] : j.at("devices").items()) {
       DeviceProfile device;
+      device.name = d.value("name", key);
       device.kind = d.at("kind").get<std::string>();
-      device.rates = curves_from(d.at("rates"));
-      device.checks = curves_from(d.value("checks", json::object()));
+      device.rates = curves_from(d.at("rates"), source, device.name, "rate");
+      device.checks = curves_from(d.value("checks", json::object()), source, device.name, "check");
       device.step = d.value("step", json::object()).get<std::map<std::string, double>>();
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));
       if (d.contains("setup_out")) device.setup_out = curve_from(d.at("setup_out"));
       device.slowdown_beside_gpus = d.value("slowdown_beside_gpus", 1.0);
       if (!(device.slowdown_beside_gpus >= 1.0)) {
-        HETSTENCIL_THROW(InvalidArgument, name + ": slowdown_beside_gpus must be at least 1");
+        HETSTENCIL_THROW(InvalidArgument, device.name + ": slowdown_beside_gpus must be at least 1");
       }
-      p.devices[name] = device;
+      p.devices[key] = device;
     }
     for (const auto& [key, c] : j.at("links").items()) p.links[key] = curve_from(c);
     p.link_conditions = j.value("link_conditions", "");
@@ -232,12 +333,114 @@ std::string default_profile_path(const std::string& host) {
   return base + "/hetstencil/" + host + ".json";
 }
 
+namespace {
+
+// A profile's text, or why there is none.
+struct ProfileText {
+  bool exists = false;
+  std::string text;
+  std::string unreadable;  // the system's reason, when it exists but cannot be read
+};
+
+ProfileText read_profile_text(const std::string& path) {
+  ProfileText out;
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    out.exists = errno != ENOENT;
+    if (out.exists) out.unreadable = std::strerror(errno);
+    return out;
+  }
+  out.exists = true;
+  if (S_ISDIR(st.st_mode)) {
+    HETSTENCIL_THROW(InvalidArgument, "the profile '" + path + "' is a directory: give the path of a profile file");
+  }
+  // Never opened: a FIFO would block the read.
+  if (!S_ISREG(st.st_mode)) {
+    HETSTENCIL_THROW(InvalidArgument, "the profile '" + path + "' is not a regular file: give the path of a profile file");
+  }
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    out.unreadable = std::strerror(errno);
+    return out;
+  }
+  char buffer[1 << 16];
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) out.unreadable = std::strerror(errno);
+    if (n <= 0) break;
+    out.text.append(buffer, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+
+// An exclusive flock on `path`, created for the purpose and removed when
+// released. A waiter that gets the lock of a file its holder removed takes the
+// one at `path` instead: otherwise two could hold "the" lock at once.
+class FileLock {
+ public:
+  explicit FileLock(std::string path) : path_(std::move(path)) {
+    for (;;) {
+      fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+      if (fd_ < 0) fail("cannot create");
+      while (flock(fd_, LOCK_EX) != 0) {
+        if (errno != EINTR) fail("cannot lock");
+      }
+      struct stat held {}, there {};
+      if (fstat(fd_, &held) == 0 && stat(path_.c_str(), &there) == 0 && held.st_dev == there.st_dev &&
+          held.st_ino == there.st_ino) {
+        return;
+      }
+      close(fd_);
+    }
+  }
+  ~FileLock() {
+    unlink(path_.c_str());
+    close(fd_);
+  }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  [[noreturn]] void fail(const char* what) {
+    const int error = errno;
+    if (fd_ >= 0) close(fd_);
+    HETSTENCIL_THROW(SystemError, std::string(what) + " the profile's lock '" + path_ + "': " + std::strerror(error));
+  }
+
+  std::string path_;
+  int fd_ = -1;
+};
+
+// `path` moved to `path`.<UTC date-time>.bad (or .bad-2, ...): where it went.
+std::string move_aside(const std::string& path) {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc {};
+  gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &utc);
+  std::string kept = path + "." + stamp + ".bad";
+  struct stat st {};
+  for (int k = 2; lstat(kept.c_str(), &st) == 0; ++k) kept = path + "." + stamp + ".bad-" + std::to_string(k);
+  if (rename(path.c_str(), kept.c_str()) != 0) {
+    HETSTENCIL_THROW(SystemError, "cannot move the unusable profile '" + path + "' aside to '" + kept +
+                                      "': " + std::strerror(errno));
+  }
+  return kept;
+}
+
+}  // namespace
+
 std::optional<Profile> load_profile(const std::string& path, const Fingerprint* expected) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const ProfileText file = read_profile_text(path);
+  if (!file.exists) return std::nullopt;
+  if (!file.unreadable.empty()) {
+    spdlog::warn("profile '{}' cannot be read ({}); not used", path, file.unreadable);
+    return std::nullopt;
+  }
   try {
-    Profile p = profile_from_json(text);
+    Profile p = profile_from_json(file.text, "profile '" + path + "'");
     if (expected) {
       const std::string why = expected->difference(p.fingerprint);
       if (!why.empty()) {
@@ -252,13 +455,44 @@ std::optional<Profile> load_profile(const std::string& path, const Fingerprint* 
   }
 }
 
-void save_profile(const std::string& path, const Profile& profile) {
+Profile update_profile(const std::string& path, const Fingerprint& here, const std::function<void(Profile&)>& change) {
+  if (path.empty()) HETSTENCIL_THROW(InvalidArgument, "the profile path is empty");
   const auto slash = path.find_last_of('/');
   if (slash != std::string::npos && slash > 0) make_directories(path.substr(0, slash));
+  const FileLock lock(path + ".lock");
+  Profile profile;
+  const ProfileText file = read_profile_text(path);
+  std::string unusable;
+  if (!file.unreadable.empty()) {
+    unusable = "unreadable (" + file.unreadable + ")";
+  } else if (file.exists) {
+    try {
+      Profile stored = profile_from_json(file.text, "profile '" + path + "'");
+      const std::string why = here.difference(stored.fingerprint);
+      if (why.empty()) {
+        profile = std::move(stored);
+      } else {
+        unusable = "for another machine (" + why + ")";
+      }
+    } catch (const InvalidArgument& e) {
+      unusable = std::string("corrupt (") + e.what() + ")";
+    }
+  }
+  if (!unusable.empty()) {
+    const std::string kept = move_aside(path);
+    spdlog::warn("profile '{}' is {}: kept as '{}'; a new profile is written in its place", path, unusable, kept);
+  }
+  change(profile);
+  profile.fingerprint = here;
   const std::string text = to_json(profile) + "\n";
-  AtomicFile file(path);
-  file.write(text.data(), text.size());
-  file.commit();
+  AtomicFile out(path);
+  out.write(text.data(), text.size());
+  out.commit();
+  return profile;
+}
+
+Profile save_profile(const std::string& path, const Profile& measured) {
+  return update_profile(path, measured.fingerprint, [&](Profile& stored) { merge_into(stored, measured); });
 }
 
 }  // namespace hetstencil

@@ -2,6 +2,7 @@
 // one machine, stored as JSON and keyed by a fingerprint of the machine.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,7 @@ struct Fingerprint {
 Fingerprint fingerprint_of(const Topology& topology);
 
 struct DeviceProfile {
+  std::string name;                        ///< the device's name when measured ("cpu0"), for people
   std::string kind;                        ///< "cpu" or "gpu"
   /// By rate_key(precision, nx[, variant]): one iteration of r rows (a GPU's
   /// tile variants: a pass of K or alpha sweeps, over K or alpha).
@@ -55,10 +57,13 @@ struct DeviceProfile {
   double slowdown_beside_gpus = 1.0;
 };
 
+/// A stored profile keys its devices by device_key (what the device is, so that
+/// another cut of the cores into devices keeps curves of its own); a profile
+/// made for one run (named_for) keys them by the run's device names.
 struct Profile {
   Fingerprint fingerprint;
-  std::map<std::string, DeviceProfile> devices;  ///< by device name
-  /// One row's trip from the first device to the second: "gpu0->cpu0".
+  std::map<std::string, DeviceProfile> devices;  ///< by key (stored) or name (for a run)
+  /// One row's trip from the first device to the second: "gpu0->cpu0" (by key when stored).
   std::map<std::string, TransferCurve> links;
   std::string link_conditions;  ///< how the link figures were measured
 
@@ -81,19 +86,50 @@ VariantChoice swept_by(DeviceKind kind, const VariantChoice& variant);
 DeviceKind kind_of(const DeviceProfile& d);
 std::string link_key(const std::string& from, const std::string& to);
 
+/// What a device is, as a stored profile keys its figures: its DeviceInfo::key,
+/// or its name where none is known.
+std::string device_key(const DeviceInfo& device);
+/// The stored profile's figures for `devices`, keyed by their names (links
+/// too): what a run plans, predicts and learns with.
+Profile named_for(const Profile& stored, const std::vector<DeviceInfo>& devices);
+/// The stored profile keyed by the names its devices had when measured:
+/// planned for without a mapping of its devices (another machine's profile).
+/// Of entries with one name, that of a `preferred` device (by key) wins, else the first.
+Profile named_as_measured(const Profile& stored, const std::vector<DeviceInfo>& preferred = {});
+/// The figures of `named` (a named_for(stored, devices)) put back under their keys.
+void store_named(Profile& stored, const Profile& named, const std::vector<DeviceInfo>& devices);
+/// Folds newer measurements into `stored`: every curve, loop figure, set-up
+/// and link `measured` has replaces the one of the same key; the rest stays.
+void merge_into(Profile& stored, const Profile& measured);
+
 std::string to_json(const Profile& profile, int indent = 2);
-/// Throws InvalidArgument naming what is missing or malformed.
-Profile profile_from_json(const std::string& text);
+/// Throws InvalidArgument naming what is missing or malformed. A curve without
+/// points, or with points that are not finite or not in increasing rows, is
+/// left out with a warning naming it (its device is then not calibrated for it).
+/// Profiles of format 1 (devices keyed by name) are read with their names as keys.
+Profile profile_from_json(const std::string& text, const std::string& source = "the profile");
 
 /// $XDG_CACHE_HOME/hetstencil/<host>.json, else ~/.cache/hetstencil/<host>.json.
 std::string default_profile_path(const std::string& host);
 
 /// The profile at `path`, or nothing (with a warning) when it is missing,
 /// unreadable, corrupt, partial, or, with `expected`, for another machine.
+/// Throws InvalidArgument when `path` is a folder.
 std::optional<Profile> load_profile(const std::string& path, const Fingerprint* expected);
 
-/// Writes beside `path` and renames into place: an interrupted save leaves the
-/// old profile whole. Creates the folder.
-void save_profile(const std::string& path, const Profile& profile);
+/// Read, change and write the profile at `path` as one step: other processes
+/// updating it wait (flock on `path`.lock, removed after), so that no update
+/// is lost. The profile is read again under the lock; one that is unreadable,
+/// corrupt or for another machine than `here` is moved to
+/// `path`.<UTC date-time>.bad (with a warning saying so) and `change` starts
+/// from an empty one. Written beside `path` and renamed into place (an
+/// interrupted save leaves the old profile whole); creates the folder.
+/// Returns the profile written. Throws InvalidArgument when `path` is a folder
+/// or cannot be written, SystemError when the lock cannot be taken.
+Profile update_profile(const std::string& path, const Fingerprint& here,
+                       const std::function<void(Profile&)>& change);
+
+/// update_profile merging `measured` (see merge_into) for its fingerprint.
+Profile save_profile(const std::string& path, const Profile& measured);
 
 }  // namespace hetstencil

@@ -53,13 +53,22 @@ std::string profile_path(const ModelOptions& o, const Topology& t) {
   return o.profile.empty() ? default_profile_path(fingerprint_of(t).host) : o.profile;
 }
 
-// A given profile describes its own machine; the default one must be this machine's.
-Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::string& path) {
+// A given profile describes its own machine; the default one must be this
+// machine's. Keyed by device name: for this machine's devices as mapped by the
+// options, their own curves (`mapped`: those alone); otherwise the names the
+// devices had when measured.
+Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::string& path, bool mapped) {
   path = profile_path(o, t);
   const Fingerprint here = fingerprint_of(t);
   auto p = load_profile(path, o.profile.empty() ? &here : nullptr);
   if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
-  return *p;
+  if (!t.this_machine || !(here == p->fingerprint)) return named_as_measured(*p);
+  std::vector<DeviceInfo> devices;
+  for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device, "",
+                                                          cuda_compiled()})) {
+    devices.push_back(spec.info);
+  }
+  return mapped ? named_for(*p, devices) : named_as_measured(*p, devices);
 }
 
 void print_profile(const Profile& p) {
@@ -67,7 +76,8 @@ void print_profile(const Profile& p) {
              p.fingerprint.cpu_model, p.fingerprint.sockets, p.fingerprint.cores, p.fingerprint.gpus.size(),
              p.fingerprint.kernels);
   fmt::print("{:<8} {:<16} {:>9} {:>12} {:>10}\n", "device", "precision/nx", "rows", "ms/iter", "GCells/s");
-  for (const auto& [name, d] : p.devices) {
+  for (const auto& [device_key, d] : p.devices) {
+    const std::string& name = d.name.empty() ? device_key : d.name;
     for (const auto& [key, curve] : d.rates) {
       const std::int64_t nx = std::strtoll(key.c_str() + key.find('/') + 1, nullptr, 10);  // "double/2048..."
       for (const auto& pt : curve.points()) {
@@ -100,21 +110,20 @@ int run_calibrate(const ModelOptions& o) {
   const auto devices = map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
                                                        o.machine.devices, cuda_compiled()});
   const std::string path = profile_path(o, t);
-  const Fingerprint here = fingerprint_of(t);
-  Profile base = load_profile(path, &here).value_or(Profile{});
   CalibrationOptions c;
   c.precisions = precisions_of(o.problem.precision);
   c.nx = o.problem.nx;
   c.max_rows = o.max_rows;
   c.budget_s = o.budget;
   c.variant = o.problem.variant_choice();
-  const Calibration cal = calibrate(t, devices, c, base);
-  save_profile(path, cal.profile);
+  // Merged under the profile's lock with what other runs saved meanwhile.
+  const Calibration cal = calibrate(t, devices, c, Profile{});
+  const Profile saved = save_profile(path, cal.profile);
   if (o.json) {
-    fmt::print("{}\n", to_json(cal.profile));
+    fmt::print("{}\n", to_json(saved));
     return 0;
   }
-  print_profile(cal.profile);
+  print_profile(saved);
   fmt::print("calibrated in {:.2f} s (budget {:.1f} s); saved to {}\n", cal.seconds, o.budget, path);
   for (const auto& s : cal.skipped) fmt::print("skipped (budget): {}\n", s);
   return 0;
@@ -177,7 +186,7 @@ bool is_this_machine(const Profile& p, const Topology& t) { return t.this_machin
 int run_predict(const ModelOptions& o) {
   const Topology t = load_topology(o.machine.topology);
   std::string path;
-  const Profile p = profile_for_planning(o, t, path);
+  const Profile p = profile_for_planning(o, t, path, true);
   std::vector<DeviceInfo> devices;
   if (is_this_machine(p, t)) {
     for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
@@ -252,7 +261,8 @@ std::vector<Candidate> profile_candidates(const Profile& p, const ModelOptions& 
 int run_plan(const ModelOptions& o) {
   const Topology t = load_topology(o.machine.topology);
   std::string path;
-  const Profile p = profile_for_planning(o, t, path);
+  // plan takes the profile's devices, whatever cut of the cores they were measured in.
+  const Profile p = profile_for_planning(o, t, path, false);
   const Precision precision = parse_precision(o.problem.precision);
   const std::int64_t ny = o.problem.rows();
   const SplitPlan plan = plan_split(p, profile_candidates(p, o, t, precision), precision, o.problem.nx, ny,

@@ -8,10 +8,12 @@
 #include <variant>
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include "hetstencil/hetstencil.hpp"
 #include "model/learn.hpp"
 #include "tools/hetstencil/commands.hpp"
+#include "tools/hetstencil/exit_codes.hpp"
 #include "tools/hetstencil/machine_options.hpp"
 #include "tools/hetstencil/number_checks.hpp"
 #include "tools/hetstencil/problem_options.hpp"
@@ -71,6 +73,23 @@ void adopt_saved_plan(SolveOptions& o, const SavedPlan& saved) {
   o.problem.iterations = saved.stop.max_iterations;
   o.problem.tolerance = saved.stop.tolerance;
   o.problem.check_every = saved.stop.check_every;
+}
+
+// The run's measurements flow back into this machine's profile, read again
+// and written under its lock so that runs at once lose no update. Returns how
+// many devices' figures moved (nothing is written when none did).
+int learn_into_profile(const MachineModel& model, const Runtime& runtime, const Report& report,
+                       const VariantChoice& variant) {
+  Profile trial = *model.profile;
+  if (learn(trial, report, 0.25, variant) == 0) return 0;
+  int moved = 0;
+  const auto& devices = runtime.devices();
+  update_profile(model.path, fingerprint_of(runtime.topology()), [&](Profile& stored) {
+    Profile named = named_for(stored, devices);
+    moved = learn(named, report, 0.25, variant);
+    store_named(stored, named, devices);
+  });
+  return moved;
 }
 
 int run_solve(SolveOptions o) {
@@ -145,28 +164,33 @@ int run_solve(SolveOptions o) {
   if (!o.output.empty()) {
     std::visit([&](const auto& grid) { write_npy(o.output, grid); }, result.solution);
   }
-  // The run's measurements flow back into this machine's profile.
-  std::string learned;
-  if (o.learn && model.profile) {
-    Profile updated = *model.profile;
-    if (const int moved = learn(updated, result.report, 0.25, variant); moved > 0) {
-      save_profile(model.path, updated);
-      learned = fmt::format("profile: {} device curve(s) updated from this run ({})", moved, model.path);
-    }
-  }
   const RunComparison c = compare(result.report, prediction, p.stop);
+  // The report and the solution come first: a profile that cannot be saved
+  // loses what this run taught, not the run.
   if (o.json) {
     nlohmann::json j = solve_json(result.report, c, how);
     nlohmann::json left = nlohmann::json::array();
     for (const auto& l : left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
     j["left_out"] = left;
     fmt::print("{}\n", j.dump(2));
-    return 0;
+  } else {
+    print_solve_report(result.report, c, how);
+    for (const auto& l : left_out) fmt::print("left out: {}: {}\n", l.name, l.reason);
+    if (!o.output.empty()) fmt::print("solution written to {}\n", o.output);
   }
-  print_solve_report(result.report, c, how);
-  for (const auto& l : left_out) fmt::print("left out: {}: {}\n", l.name, l.reason);
-  if (!o.output.empty()) fmt::print("solution written to {}\n", o.output);
-  if (!learned.empty()) fmt::print("{}\n", learned);
+  std::fflush(stdout);
+  std::string not_saved = model.not_saved;
+  if (o.learn && model.profile) {
+    try {
+      if (const int moved = learn_into_profile(model, runtime, result.report, variant); moved > 0 && !o.json) {
+        fmt::print("profile: {} device curve(s) updated from this run ({})\n", moved, model.path);
+      }
+    } catch (const Error& e) {
+      not_saved = e.what();
+      spdlog::warn("what this run measured could not be saved to the profile: {}", not_saved);
+    }
+  }
+  if (!not_saved.empty()) return kExitProfileNotSaved;
   return 0;
 }
 

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 
 #include "devices/cuda/cuda_info.hpp"
 #include "devices/device_map.hpp"
@@ -32,7 +33,7 @@ MachineModel machine_model(const Runtime& runtime, const RuntimeOptions& machine
   if (!t.this_machine) return m;
   const Fingerprint here = fingerprint_of(t);
   m.path = default_profile_path(here.host);
-  m.profile = load_profile(m.path, &here);
+  if (const auto stored = load_profile(m.path, &here)) m.profile = named_for(*stored, runtime.devices());
   if (!calibrate_missing || (m.profile && covers(*m.profile, runtime.devices(), problem.precision, problem.nx, variant))) {
     return m;
   }
@@ -54,11 +55,20 @@ MachineModel machine_model(const Runtime& runtime, const RuntimeOptions& machine
   // runtime's own wait idle meanwhile.
   const auto specs = map_devices(
       t, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, cuda_compiled()});
-  const Calibration cal = calibrate(t, specs, c, m.profile.value_or(Profile{}));
-  save_profile(m.path, cal.profile);
+  const Calibration cal = calibrate(t, specs, c, Profile{});
   fmt::print(stderr, "hetstencil: calibrated in {:.2f} s (hetstencil profile show prints it)\n", cal.seconds);
   for (const auto& s : cal.skipped) fmt::print(stderr, "hetstencil: calibration skipped (budget): {}\n", s);
-  m.profile = cal.profile;
+  // Merged under the profile's lock with what other runs saved meanwhile.
+  Profile stored = cal.profile;
+  try {
+    stored = save_profile(m.path, cal.profile);
+  } catch (const Error& e) {
+    m.not_saved = e.what();
+    spdlog::warn("the calibration could not be saved (it is used for this run all the same): {}", m.not_saved);
+    if (m.profile) store_named(stored, *m.profile, runtime.devices());
+    merge_into(stored, cal.profile);
+  }
+  m.profile = named_for(stored, runtime.devices());
   return m;
 }
 

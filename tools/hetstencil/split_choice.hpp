@@ -18,15 +18,17 @@ namespace hetstencil::cli {
 
 /// This machine's profile, where it is kept, and what was done to get it.
 struct MachineModel {
-  std::optional<Profile> profile;
+  std::optional<Profile> profile;  ///< keyed by the runtime's device names (named_for)
   std::string path;
+  std::string not_saved;  ///< why a first calibration could not be saved ("" when it was, or none ran)
 };
 
 /// The profile of this machine when every device of the runtime has a rate
 /// curve for the problem's precision and width in it. Otherwise, with
 /// `calibrate`, it calibrates those devices (mapped from `machine`, as the
 /// runtime's are; saying so on stderr, and how long it took) and saves the
-/// profile; without, it returns what there is (possibly nothing). A described
+/// profile (a save that fails is a warning: the calibration is used all the
+/// same); without, it returns what there is (possibly nothing). A described
 /// machine (--topology/--synthetic) has no profile here.
 /// With a variant, the GPUs' curves must be for it (and are calibrated for it).
 MachineModel machine_model(const Runtime& runtime, const RuntimeOptions& machine, const Problem& problem,

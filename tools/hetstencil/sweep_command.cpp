@@ -14,6 +14,7 @@
 
 #include "hetstencil/hetstencil.hpp"
 #include "tools/hetstencil/commands.hpp"
+#include "tools/hetstencil/exit_codes.hpp"
 #include "tools/hetstencil/machine_options.hpp"
 #include "tools/hetstencil/plot.hpp"
 #include "tools/hetstencil/problem_options.hpp"
@@ -188,7 +189,8 @@ int run_sweep(const SweepOptions& o) {
   const std::string title = fmt::format("{} x {} {}, {} iterations: the share of {}", p.nx, p.ny,
                                         to_string(p.precision), p.stop.max_iterations, names[v]);
   if (draw_plot("plot_sweep.py", o.csv, plot, title)) fmt::print("plot written to {}\n", plot);
-  return o.verify && !all_same ? 1 : 0;
+  if (o.verify && !all_same) return kExitFailure;
+  return model.not_saved.empty() ? kExitSuccess : kExitProfileNotSaved;  // warned when the calibration was
 }
 
 }  // namespace

@@ -15,6 +15,10 @@ struct DeviceInfo {
   std::vector<int> cores;   ///< OS indices of the cores its threads are bound to
   int threads = 0;          ///< worker threads (CPU) or host threads (GPU)
   std::string description;  ///< one line for people: "package 0, NUMA node 0, cores 0-7"
+  /// What the device is, whatever its name: a profile keeps its curves under
+  /// it. A CPU device's NUMA node, cores and threads ("cpu:node0:cores0-7:threads8");
+  /// a GPU's UUID, or its name where none is known. Empty: its name.
+  std::string key;
 };
 
 /// The devices as a JSON array.

@@ -1,0 +1,256 @@
+// The stored profile: updates at once lose nothing, what cannot be used is kept
+// aside, bad curves are left out, and curves are keyed by what a device is.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hetstencil/error.hpp"
+#include "model/learn.hpp"
+#include "model/profile.hpp"
+
+namespace hetstencil {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Folder {
+  fs::path dir = fs::temp_directory_path() /
+                 ("hetstencil_store_" + std::to_string(getpid()) + "_" +
+                  ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  Folder() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~Folder() { fs::remove_all(dir); }
+  std::vector<fs::path> named(const std::string& part) const {
+    std::vector<fs::path> out;
+    for (const auto& e : fs::directory_iterator(dir)) {
+      if (e.path().filename().string().find(part) != std::string::npos) out.push_back(e.path());
+    }
+    return out;
+  }
+};
+
+Fingerprint machine() {
+  Fingerprint f;
+  f.host = "store-test";
+  f.cpu_model = "test CPU";
+  f.sockets = 1;
+  f.cores = 8;
+  return f;
+}
+
+// A profile of one device `key` measured for width `nx`.
+Profile measured(const std::string& key, std::int64_t nx, double seconds) {
+  Profile p;
+  p.fingerprint = machine();
+  DeviceProfile& d = p.devices[key];
+  d.name = "cpu0";
+  d.kind = "cpu";
+  d.rates[rate_key(Precision::Double, nx)] = RateCurve({{4, seconds}, {64, 16 * seconds}});
+  return p;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(ProfileStore, ProcessesSavingAtOnceLoseNoCurve) {
+  Folder f;
+  const std::string path = (f.dir / "machine.json").string();
+  constexpr int kWriters = 8;
+  for (int round = 0; round < 10; ++round) {
+    fs::remove(path);
+    std::vector<pid_t> children;
+    for (int k = 0; k < kWriters; ++k) {
+      const pid_t child = fork();
+      ASSERT_GE(child, 0);
+      if (child == 0) {
+        // Each writer its own width: a lost update loses a key.
+        try {
+          save_profile(path, measured("cpu:node0:cores0-7:threads8", 64 * (k + 1), 1e-6 * (k + 1)));
+        } catch (...) {
+          _exit(1);
+        }
+        _exit(0);
+      }
+      children.push_back(child);
+    }
+    for (pid_t child : children) {
+      int status = 0;
+      ASSERT_EQ(waitpid(child, &status, 0), child);
+      ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    const auto p = load_profile(path, nullptr);
+    ASSERT_TRUE(p.has_value());
+    const DeviceProfile& d = p->devices.at("cpu:node0:cores0-7:threads8");
+    EXPECT_EQ(d.rates.size(), static_cast<std::size_t>(kWriters)) << "round " << round << ": an update was lost";
+    EXPECT_TRUE(f.named(".lock").empty()) << "the lock file is removed after";
+    EXPECT_TRUE(f.named(".tmp").empty());
+  }
+}
+
+TEST(ProfileStore, ThreadsUpdatingAtOnceLoseNoUpdate) {
+  Folder f;
+  const std::string path = (f.dir / "machine.json").string();
+  save_profile(path, measured("a", 64, 1e-6));
+  constexpr int kThreads = 4, kEach = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < kEach; ++k) {
+        update_profile(path, machine(), [&](Profile& p) {
+          p.devices["a"].step["count"] += 1.0;  // read-modify-write of one figure
+          p.devices["a"].step["t" + std::to_string(t) + "_" + std::to_string(k)] = 1.0;
+        });
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  const auto p = load_profile(path, nullptr);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_DOUBLE_EQ(p->devices.at("a").step.at("count"), kThreads * kEach);
+  EXPECT_EQ(p->devices.at("a").step.size(), static_cast<std::size_t>(kThreads * kEach + 1));
+}
+
+TEST(ProfileStore, NewerMeasurementOfTheSameKeyWinsAndOthersStay) {
+  Folder f;
+  const std::string path = (f.dir / "machine.json").string();
+  Profile first = measured("a", 64, 1e-6);
+  first.devices["a"].slowdown_beside_gpus = 1.5;  // learnt: a calibration keeps it
+  save_profile(path, first);
+  save_profile(path, measured("b", 64, 3e-6));
+  save_profile(path, measured("a", 64, 2e-6));
+  const auto p = load_profile(path, &first.fingerprint);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_DOUBLE_EQ(p->rate("a", Precision::Double, 64)->seconds(4), 2e-6);
+  EXPECT_DOUBLE_EQ(p->rate("b", Precision::Double, 64)->seconds(4), 3e-6);
+  EXPECT_DOUBLE_EQ(p->devices.at("a").slowdown_beside_gpus, 1.5);
+}
+
+TEST(ProfileStore, CorruptUnreadableAndForeignProfilesAreKeptAsDatedBadCopies) {
+  Folder f;
+  const std::string path = (f.dir / "machine.json").string();
+  const std::vector<std::string> unusable = {
+      "{\"format\": \"hetstencil-profile-2\", \"fingerprint\": {",  // cut short
+      "not json at all",
+      [] {
+        Profile other = measured("a", 64, 1e-6);
+        other.fingerprint.host = "another-host";
+        return to_json(other);
+      }(),
+  };
+  for (std::size_t k = 0; k < unusable.size(); ++k) {
+    { std::ofstream(path) << unusable[k]; }
+    save_profile(path, measured("a", 128, 1e-6));
+    const auto bad = f.named(".bad");
+    ASSERT_EQ(bad.size(), k + 1) << "the old file is kept aside";
+    bool kept = false;
+    for (const auto& b : bad) kept = kept || read(b) == unusable[k];
+    EXPECT_TRUE(kept) << unusable[k];
+    for (const auto& b : bad) {
+      // <name>.<UTC date-time>.bad: machine.json.20261123T073500Z.bad
+      EXPECT_EQ(b.filename().string().rfind("machine.json.", 0), 0u) << b;
+      EXPECT_NE(b.filename().string().find("Z.bad"), std::string::npos) << b;
+    }
+    ASSERT_TRUE(load_profile(path, nullptr).has_value()) << "a new profile is written in its place";
+  }
+}
+
+TEST(ProfileStore, AFolderAsAProfileGivesTheProjectsMessage) {
+  Folder f;
+  const std::string path = (f.dir / "a_folder").string();
+  fs::create_directories(path);
+  for (bool saving : {false, true}) {
+    try {
+      if (saving) {
+        save_profile(path, measured("a", 64, 1e-6));
+      } else {
+        load_profile(path, nullptr);
+      }
+      ADD_FAILURE() << "a folder was taken for a profile";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("'" + path + "' is a directory"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(fs::is_directory(path));
+}
+
+TEST(ProfileStore, BadCurvesAreLeftOutAndTheDeviceIsNotCalibratedForThem) {
+  Profile p = measured("a", 64, 1e-6);
+  p.devices["a"].rates[rate_key(Precision::Double, 128)] = RateCurve({{4, 1e-6}});
+  p.devices["a"].rates[rate_key(Precision::Double, 256)] = RateCurve({{4, 1e-6}});
+  p.devices["a"].rates[rate_key(Precision::Double, 512)] = RateCurve({{4, 1e-6}});
+  p.devices["a"].rates[rate_key(Precision::Double, 1024)] = RateCurve({{4, 1e-6}});
+  std::string text = to_json(p, -1);
+  const auto replace = [&](const std::string& key, const std::string& points) {
+    const std::string from = "\"" + key + "\":[[4,1e-06]]";
+    ASSERT_NE(text.find(from), std::string::npos) << text;
+    text.replace(text.find(from), from.size(), "\"" + key + "\":" + points);
+  };
+  replace(rate_key(Precision::Double, 128), "[]");                            // empty
+  replace(rate_key(Precision::Double, 256), "[[8,1e-06],[4,2e-06]]");         // rows not increasing
+  replace(rate_key(Precision::Double, 512), "[[4,1e-06],[8,\"x\"]]");         // not a number
+  replace(rate_key(Precision::Double, 1024), "[[4,-1e-06]]");                 // a negative time
+  const Profile q = profile_from_json(text);
+  EXPECT_EQ(q.devices.at("a").rates.size(), 1u);
+  ASSERT_TRUE(q.rate("a", Precision::Double, 64).has_value());
+  // A later plan at a refused width uses the good curve, scaled, instead of failing.
+  EXPECT_GT(q.rate("a", Precision::Double, 128)->seconds(4), 0.0);
+}
+
+TEST(ProfileStore, CurvesAreKeptByWhatADeviceIsNotByItsName) {
+  // cpu0 of --cpu-devices 2 (half the cores) and cpu0 of the whole socket.
+  DeviceInfo half, whole;
+  half.name = whole.name = "cpu0";
+  half.key = "cpu:node0:cores0-3:threads4";
+  whole.key = "cpu:node0:cores0-7:threads8";
+  Folder f;
+  const std::string path = (f.dir / "machine.json").string();
+  save_profile(path, measured(whole.key, 64, 8e-6));
+  save_profile(path, measured(half.key, 64, 1e-6));
+  const auto stored = load_profile(path, nullptr);
+  ASSERT_TRUE(stored.has_value());
+  EXPECT_EQ(stored->devices.size(), 2u) << "the half did not overwrite the whole";
+  EXPECT_DOUBLE_EQ(named_for(*stored, {whole}).rate("cpu0", Precision::Double, 64)->seconds(4), 8e-6);
+  EXPECT_DOUBLE_EQ(named_for(*stored, {half}).rate("cpu0", Precision::Double, 64)->seconds(4), 1e-6);
+
+  // What a run learns goes back under the key of the device that ran.
+  Profile named = named_for(*stored, {half});
+  Report r;
+  r.nx = 64;
+  r.precision = Precision::Double;
+  r.iterations = 10;
+  r.devices.push_back(DeviceReport{"cpu0", 1, 4, 10 * 2e-6});
+  ASSERT_EQ(learn(named, r), 1);
+  Profile updated = *stored;
+  store_named(updated, named, {half});
+  EXPECT_GT(updated.rate(half.key, Precision::Double, 64)->seconds(4), 1e-6);
+  EXPECT_DOUBLE_EQ(updated.rate(whole.key, Precision::Double, 64)->seconds(4), 8e-6);
+
+  // A profile keyed by names (format 1): this machine's devices are not calibrated by it.
+  std::string by_name = to_json(measured("cpu0", 64, 1e-6));
+  by_name.replace(by_name.find("hetstencil-profile-2"), 20, "hetstencil-profile-1");
+  const Profile old = profile_from_json(by_name);
+  EXPECT_TRUE(named_for(old, {whole}).devices.empty());
+  EXPECT_TRUE(named_as_measured(old).rate("cpu0", Precision::Double, 64).has_value()) << "planned for as measured";
+
+  // Links too: between keys when stored, between names for a run.
+  Profile linked = *stored;
+  DeviceInfo gpu;
+  gpu.name = "gpu0";
+  gpu.key = "GPU-1234";
+  linked.links[link_key(gpu.key, whole.key)] = {1e-6, 1e9};
+  EXPECT_EQ(named_for(linked, {whole, gpu}).links.count(link_key("gpu0", "cpu0")), 1u);
+  EXPECT_EQ(named_for(linked, {half, gpu}).links.count(link_key("gpu0", "cpu0")), 0u);
+}
+
+}  // namespace
+}  // namespace hetstencil
