@@ -143,12 +143,12 @@ Command add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks (figures and ratios measured side by side)");
   bench->require_subcommand(1);
   CLI::App* cpu = bench->add_subcommand("cpu", "CPU devices: one Jacobi sweep vs a plain copy of the same bytes");
-  cpu->add_option("--nx", o->nx, "interior points per row")->check(grid_size())->capture_default_str();
-  cpu->add_option("--ny", o->ny, "rows swept by each device")->check(grid_size())->capture_default_str();
+  cpu->add_option("--nx", o->nx, "interior points per row")->transform(grid_size())->capture_default_str();
+  cpu->add_option("--ny", o->ny, "rows swept by each device")->transform(grid_size())->capture_default_str();
   cpu->add_flag("--beside-gpus", o->beside_gpus,
                 "also time each sweep while every GPU sweeps, its host thread on its reserved core");
   CLI::App* gpu = bench->add_subcommand("gpu", "GPUs: one Jacobi sweep vs a device-to-device copy of the same bytes");
-  gpu->add_option("--sizes", o->sizes, "grid sizes n (n x n), e.g. 16384,32768")->delimiter(',')->check(grid_size())
+  gpu->add_option("--sizes", o->sizes, "grid sizes n (n x n), e.g. 16384,32768")->delimiter(',')->transform(grid_size())
       ->default_str(fmt::format("{}", fmt::join(o->sizes, ",")));
   gpu->add_option("--devices", o->machine.devices, "GPUs to measure, e.g. gpu0 (default: all)")
       ->check(naming("devices, e.g. gpu0,gpu1"));
@@ -156,7 +156,7 @@ Command add_bench_command(CLI::App& app) {
     sub->add_option("--precision", o->precision, "float, double or both")
         ->check(one_of({"float", "double", "both"}))->capture_default_str();
     sub->add_option("--reps", o->repetitions, "timed repetitions (the median is shown)")
-        ->check(integer_in(1, std::numeric_limits<int>::max()))->capture_default_str();
+        ->transform(integer_in(1, std::numeric_limits<int>::max()))->capture_default_str();
   }
   add_machine_options(cpu, o->machine);
   const Command variants = add_variants_bench(bench);

@@ -14,9 +14,9 @@ constexpr std::int64_t kMaxCount = 1 << 20;
 void add_machine_options(CLI::App* command, RuntimeOptions& o) {
   command->add_option("--cpu-devices", o.cpu_devices,
                       "CPU devices: 0 = one per socket (NUMA node); N = the cores cut into N groups")
-      ->check(integer_in(0, kMaxCount))->capture_default_str();
+      ->transform(integer_in(0, kMaxCount))->capture_default_str();
   command->add_option("--threads", o.threads_per_device, "worker threads per CPU device (0 = one per core)")
-      ->check(integer_in(0, kMaxCount))->capture_default_str();
+      ->transform(integer_in(0, kMaxCount))->capture_default_str();
   command->add_option("--devices", o.devices,
                       "devices to use, e.g. cpu0,gpu1 or gpu (every GPU), or to leave out, e.g. -cpu0 (default: all)")
       ->check(naming("devices, e.g. cpu0,gpu1, gpu or -cpu0"));

@@ -1,8 +1,9 @@
 // Checks of option values with the project's messages. CLI11 runs them on the
 // text as typed, before converting it, and prefixes the option's name:
-// "--nx: must be a whole number from 1 to 1073741824, not 'abc'". They also
-// rewrite the text into the one form CLI11's conversion reads the same way
-// (CLI11 would read "010" as octal).
+// "--nx: must be a whole number from 1 to 1073741824, not 'abc'". The number
+// checks also rewrite the text into the one form CLI11's conversion reads the
+// same way (CLI11 would read "010" as octal): give them to Option::transform,
+// which keeps the rewritten text (Option::check would drop it).
 #pragma once
 
 #include <cstdint>

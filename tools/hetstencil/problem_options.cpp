@@ -20,16 +20,16 @@ VariantChoice ProblemOptions::variant_choice() const {
 CLI::Validator grid_size() { return integer_in(1, kMaxGridSize); }
 
 void add_problem_options(CLI::App* command, ProblemOptions& o) {
-  command->add_option("--nx", o.nx, "interior points per row")->check(grid_size())->capture_default_str();
-  command->add_option("--ny", o.ny, "interior rows (default: nx)")->check(grid_size());
+  command->add_option("--nx", o.nx, "interior points per row")->transform(grid_size())->capture_default_str();
+  command->add_option("--ny", o.ny, "interior rows (default: nx)")->transform(grid_size());
   command->add_option("--precision", o.precision, "float or double")->check(one_of({"float", "double"}))
       ->capture_default_str();
   command->add_option("--iters", o.iterations, "iterations to run; with --tol, the most to run")
-      ->check(integer_in(0))->capture_default_str();
+      ->transform(integer_in(0))->capture_default_str();
   command->add_option("--tol", o.tolerance, "stop once the residual's l2 norm is below TOL times its initial value")
-      ->check(positive_number());
+      ->transform(positive_number());
   command->add_option("--check-every", o.check_every, "iterations between residual checks with --tol")
-      ->check(integer_in(1))->capture_default_str();
+      ->transform(integer_in(1))->capture_default_str();
   add_variant_options(command, o);
 }
 
@@ -40,9 +40,9 @@ void add_variant_options(CLI::App* command, ProblemOptions& o) {
                       "(loosely synchronized: they converge, their bits are not defined)")
       ->check(one_of({"sync", "async2", "async3", "blocked"}))->capture_default_str();
   command->add_option("--alpha", o.alpha, "async2/async3: sweeps of a tile between global synchronizations")
-      ->check(integer_in(1, kMaxVariantSweeps))->capture_default_str();
+      ->transform(integer_in(1, kMaxVariantSweeps))->capture_default_str();
   command->add_option("--depth", o.depth, "blocked: sweeps per pass, the ghost zones' depth, iterations per exchange")
-      ->check(integer_in(1, kMaxBlockedDepth))->capture_default_str();
+      ->transform(integer_in(1, kMaxBlockedDepth))->capture_default_str();
 }
 
 Problem make_problem(const ProblemOptions& o, double boundary) {

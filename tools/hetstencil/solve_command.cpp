@@ -154,7 +154,7 @@ Command add_solve_command(CLI::App& app) {
   auto o = std::make_shared<SolveOptions>();
   CLI::App* sub = app.add_subcommand("solve", "Solve -(u_xx + u_yy) = f with Jacobi on every device");
   add_problem_options(sub, o->problem);
-  sub->add_option("--boundary", o->boundary, "Dirichlet value on the boundary")->check(finite_number())
+  sub->add_option("--boundary", o->boundary, "Dirichlet value on the boundary")->transform(finite_number())
       ->capture_default_str();
   add_machine_options(sub, o->machine);
   auto* rows = sub->add_option("--rows", o->rows, "force rows per device in device order, e.g. 100,900")->delimiter(',');
@@ -171,7 +171,7 @@ Command add_solve_command(CLI::App& app) {
   sub->add_flag("!--no-learn", o->learn, "leave this machine's profile as it is (by default the run's times update it)");
   sub->add_flag("!--no-calibrate", o->calibrate,
                 "without a model of this machine for the problem, split evenly instead of calibrating first");
-  sub->add_option("--budget", o->budget, "seconds a first calibration may take")->check(positive_number())
+  sub->add_option("--budget", o->budget, "seconds a first calibration may take")->transform(positive_number())
       ->capture_default_str();
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"

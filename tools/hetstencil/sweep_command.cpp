@@ -207,19 +207,19 @@ Command add_sweep_command(CLI::App& app) {
                                      "else the first device)")
       ->check(naming("a device, e.g. cpu0"));
   sub->add_option("--from", o->from, "its smallest share (default: the model's share - 0.1, at least 0)")
-      ->check(number_in(0.0, 1.0));
+      ->transform(number_in(0.0, 1.0));
   sub->add_option("--to", o->to, "its largest share (default: the model's share + 0.1, at most 1)")
-      ->check(number_in(0.0, 1.0));
-  sub->add_option("--step", o->step, "between shares")->check(number_in(0.0, 1.0, true))->capture_default_str();
+      ->transform(number_in(0.0, 1.0));
+  sub->add_option("--step", o->step, "between shares")->transform(number_in(0.0, 1.0, true))->capture_default_str();
   sub->add_option("--repeat", o->repeat, "runs per split; the median counts")
-      ->check(integer_in(1, std::numeric_limits<int>::max()))->capture_default_str();
+      ->transform(integer_in(1, std::numeric_limits<int>::max()))->capture_default_str();
   sub->add_option("--csv", o->csv, "write the splits and their times as CSV to FILE (default: none)")
       ->check(naming("a file"));
   sub->add_option("--plot", o->plot, "draw them as a PNG into FILE, from the --csv file (default: none)")
       ->check(naming("a file"));
   sub->add_flag("--verify", o->verify, "compare every split's result with the sequential reference, bit for bit");
   sub->add_flag("!--no-calibrate", o->calibrate, "without a model of this machine, sweep without predictions");
-  sub->add_option("--budget", o->budget, "seconds a first calibration may take")->check(positive_number())
+  sub->add_option("--budget", o->budget, "seconds a first calibration may take")->transform(positive_number())
       ->capture_default_str();
   sub->footer("The other devices share the rest of the rows as the model's split shares it between them (evenly\n"
               "without a model); the model's own split is run too and marked. The plot needs python3-matplotlib.");

@@ -47,12 +47,12 @@ struct Row {
 };
 
 int run_variants(const VariantsOptions& o) {
+  check_plot_options(o.csv, o.plot);
   if (o.gpu >= cuda_device_count()) {
     HETSTENCIL_THROW(InvalidArgument, "no CUDA device " + std::to_string(o.gpu) + " (this machine has " +
                                           std::to_string(cuda_device_count()) + ")");
   }
   const Precision precision = parse_precision(o.precision);
-  check_plot_options(o.csv, o.plot);
   if (!o.csv.empty()) check_writable(o.csv);
   if (!o.plot.empty()) check_writable(o.plot);
   std::vector<VariantChoice> choices;
@@ -151,21 +151,21 @@ Command add_variants_bench(CLI::App* bench) {
   CLI::App* sub = bench->add_subcommand(
       "variants", "GPU variants (sync, async2, async3, blocked): time to sync's accuracy after T iterations");
   constexpr int kMaxInt = std::numeric_limits<int>::max();
-  sub->add_option("--sizes", o->sizes, "grid sizes n (n x n), e.g. 4096,16384")->delimiter(',')->check(grid_size())
+  sub->add_option("--sizes", o->sizes, "grid sizes n (n x n), e.g. 4096,16384")->delimiter(',')->transform(grid_size())
       ->default_str(fmt::format("{}", fmt::join(o->sizes, ",")));
   sub->add_option("--precision", o->precision, "float or double")->check(one_of({"float", "double"}))
       ->capture_default_str();
   sub->add_option("--iters", o->iterations, "T: sync's iterations, whose accuracy the others must reach")
-      ->check(integer_in(1))->capture_default_str();
+      ->transform(integer_in(1))->capture_default_str();
   sub->add_option("--alphas", o->alphas, "async2/async3: sweeps between global synchronizations, e.g. 2,4,8,16")
-      ->delimiter(',')->check(integer_in(1, kMaxVariantSweeps))
+      ->delimiter(',')->transform(integer_in(1, kMaxVariantSweeps))
       ->default_str(fmt::format("{}", fmt::join(o->alphas, ",")));
   sub->add_option("--depths", o->depths, "blocked: sweeps per pass (ghost-zone depth), e.g. 2,4,8")
-      ->delimiter(',')->check(integer_in(1, kMaxBlockedDepth))
+      ->delimiter(',')->transform(integer_in(1, kMaxBlockedDepth))
       ->default_str(fmt::format("{}", fmt::join(o->depths, ",")));
   sub->add_option("--runs", o->runs, "runs of each non-deterministic variant (the spread is shown)")
-      ->check(integer_in(1, kMaxInt))->capture_default_str();
-  sub->add_option("--gpu", o->gpu, "CUDA device")->check(integer_in(0, kMaxInt))->capture_default_str();
+      ->transform(integer_in(1, kMaxInt))->capture_default_str();
+  sub->add_option("--gpu", o->gpu, "CUDA device")->transform(integer_in(0, kMaxInt))->capture_default_str();
   sub->add_option("--csv", o->csv, "write the runs as CSV to FILE (default: none)")->check(naming("a file"));
   sub->add_option("--plot", o->plot, "draw the speedups as a PNG into FILE, from the --csv file (default: none)")
       ->check(naming("a file"));
