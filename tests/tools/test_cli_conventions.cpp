@@ -69,7 +69,7 @@ TEST(CliConventions, ParseErrorsAreUsageErrors) {
   expect_usage_error({}, "name a command after 'hetstencil'");
   expect_usage_error({"-v"}, "name a command after 'hetstencil'");
   expect_usage_error({"explode"}, "unknown command 'explode'");
-  expect_usage_error({"solve", "--json=maybe"}, "--json");
+  expect_usage_error({"solve", "--json=maybe"}, "--json does not take the value 'maybe'");
   expect_usage_error({"bench", "gpu", "--sizes"}, "--sizes needs a value");
 }
 
@@ -145,6 +145,16 @@ TEST(CliConventions, AHugeNumberIsCutInItsMessage) {
   EXPECT_NE(r.err.find("(309 characters)"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find(huge.substr(0, 100)), std::string::npos) << "echoed whole:\n" << r.err;
   EXPECT_LT(r.err.size(), 300u) << r.err;
+
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"solve", huge}, {"solve", "--" + huge}, {"solve", "--tol", "1" + std::string(309, '0')},
+           {"solve", "--json=x" + huge}}) {
+    const CliResult cut = run(args);
+    EXPECT_EQ(cut.exit_code, kUsage) << cut.err;
+    EXPECT_EQ(cut.err.find(huge.substr(0, 100)), std::string::npos) << "echoed whole:\n" << cut.err;
+    EXPECT_EQ(cut.err.find(std::string(100, '0')), std::string::npos) << "echoed whole:\n" << cut.err;
+    EXPECT_NE(cut.err.find("characters)"), std::string::npos) << cut.err;
+  }
 }
 
 TEST(CliConventions, ANumberIsReadInDecimal) {

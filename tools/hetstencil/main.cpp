@@ -36,10 +36,34 @@ std::string command_path(const CLI::App* at) {
   return "hetstencil" + path;
 }
 
+// CLI11's message with any word too long to read (a 309-digit argument) cut.
+std::string with_long_words_cut(const std::string& message) {
+  constexpr std::size_t kLongest = 40;
+  std::string out, word;
+  for (std::size_t k = 0; k <= message.size(); ++k) {
+    if (k == message.size() || message[k] == ' ') {
+      out += word.size() > kLongest ? hetstencil::cli::as_typed(word) : word;
+      if (k < message.size()) out += ' ';
+      word.clear();
+    } else {
+      word += message[k];
+    }
+  }
+  return out;
+}
+
 // The project's words for CLI11's errors where it has its own; CLI11's otherwise
 // (they name the option or argument).
 std::string parse_message(const CLI::ParseError& e, const CLI::App* at) {
-  const std::string what = e.what();
+  const std::string raw = e.what();
+  const std::string unconverted = "Could not convert: ";
+  if (e.get_name() == "ConversionError" && raw.rfind(unconverted, 0) == 0 && raw.find(" = ") != std::string::npos) {
+    // Only options CLI11 checks alone get here (flags given a value): the others are checked first.
+    const std::size_t equals = raw.find(" = ");
+    const std::string name = raw.substr(unconverted.size(), equals - unconverted.size());
+    return name + " does not take the value " + hetstencil::cli::as_typed(raw.substr(equals + 3));
+  }
+  const std::string what = with_long_words_cut(raw);
   const std::size_t colon = what.find(": ");
   if (e.get_name() == "ArgumentMismatch" && colon != std::string::npos && what.find("missing") != std::string::npos) {
     return what.substr(0, colon) + " needs a value";
