@@ -244,7 +244,8 @@ TEST(Cli, SolveRunsASavedPlan) {
 TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
   const fs::path csv = test_folder() / "sweep.csv";
   const CliRun r = run_cli("sweep --nx 40 --ny 30 --iters 15 --cpu-devices 3 --devices cpu --threads 1 --verify "
-                           "--from 0 --to 0.5 --step 0.1 --csv " + csv.string());
+                           "--from 0 --to 0.5 --step 0.1 --csv " + csv.string() + " --plot " +
+                           (test_folder() / "sweep.png").string());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   std::cout << r.out;
   EXPECT_NE(r.out.find("every split bitwise equal to the reference: yes"), std::string::npos) << r.out;

@@ -138,16 +138,16 @@ TEST(CliPlan, RowCountsAreCheckedAndZeroLeavesADeviceOut) {
   const CliRun r = run_cli("predict --rows " + huge + ",1" + two_cpus);
   EXPECT_NE(r.exit_code, 0);
   EXPECT_EQ(r.err.find(huge), std::string::npos) << "echoed whole: " << r.err;
-  EXPECT_NE(r.err.find("99999999999999999999..."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(309 characters)"), std::string::npos) << r.err;
   expect_refused("solve --nx 8 --cpu-devices 2 --devices cpu --no-calibrate --rows 8,-1", {"--rows", "-1"});
   expect_refused("solve --nx 8 --cpu-devices 2 --devices cpu --no-calibrate --rows 9223372036854775807,1", {"--rows"});
-  expect_refused("solve --nx 8 --cpu-devices 2 --devices cpu --no-calibrate --split 1,nan", {"--split", "finite"});
-  expect_refused("solve --nx 8 --cpu-devices 2 --devices cpu --no-calibrate --split 1e999,1", {"--split", "finite"});
+  expect_refused("solve --nx 8 --cpu-devices 2 --devices cpu --no-calibrate --split 1,nan", {"--split", "from 0 to 1000000000"});
+  expect_refused("solve --nx 8 --cpu-devices 2 --devices cpu --no-calibrate --split 1e999,1", {"--split", "from 0 to 1000000000"});
 }
 
 TEST(CliPlan, ModelOptionsAreValidated) {
   for (const char* budget : {"nan", "-1", "inf", "0", "1e999"}) {
-    expect_refused(std::string("calibrate --budget ") + budget, {"--budget", "> 0 and <= 86400"});
+    expect_refused(std::string("calibrate --budget ") + budget, {"--budget", "greater than 0 and at most 86400"});
   }
   expect_refused("calibrate --nx 9223372036854775807", {"--nx", "1 to 1073741824"});
   expect_refused("calibrate --max-rows -3", {"--max-rows", "0 to 1073741824"});

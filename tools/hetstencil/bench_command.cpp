@@ -4,6 +4,7 @@
 //              NUMA node; --beside-gpus repeats it while every GPU sweeps too
 //   bench gpu  a GPU sweep vs a device-to-device cudaMemcpy of the same bytes
 //   bench variants  the GPU variants' time to sync's accuracy (variants_bench.cpp)
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,8 @@
 #include "runtime/src/timing_grid.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
+#include "tools/hetstencil/option_checks.hpp"
+#include "tools/hetstencil/problem_options.hpp"
 #include "tools/hetstencil/variants_bench.hpp"
 
 namespace hetstencil::cli {
@@ -140,18 +143,20 @@ Command add_bench_command(CLI::App& app) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks (figures and ratios measured side by side)");
   bench->require_subcommand(1);
   CLI::App* cpu = bench->add_subcommand("cpu", "CPU devices: one Jacobi sweep vs a plain copy of the same bytes");
-  cpu->add_option("--nx", o->nx, "interior points per row")->check(CLI::PositiveNumber)->capture_default_str();
-  cpu->add_option("--ny", o->ny, "rows swept by each device")->check(CLI::PositiveNumber)->capture_default_str();
+  cpu->add_option("--nx", o->nx, "interior points per row")->transform(grid_size())->capture_default_str();
+  cpu->add_option("--ny", o->ny, "rows swept by each device")->transform(grid_size())->capture_default_str();
   cpu->add_flag("--beside-gpus", o->beside_gpus,
                 "also time each sweep while every GPU sweeps, its host thread on its reserved core");
   CLI::App* gpu = bench->add_subcommand("gpu", "GPUs: one Jacobi sweep vs a device-to-device copy of the same bytes");
-  gpu->add_option("--sizes", o->sizes, "grid sizes n (n x n)")->capture_default_str();
-  gpu->add_option("--devices", o->machine.devices, "GPUs to measure, e.g. gpu0 (default: all)");
+  gpu->add_option("--sizes", o->sizes, "grid sizes n (n x n), e.g. 16384,32768")->delimiter(',')->transform(grid_size())
+      ->default_str(fmt::format("{}", fmt::join(o->sizes, ",")));
+  gpu->add_option("--devices", o->machine.devices, "GPUs to measure, e.g. gpu0 (default: all)")
+      ->check(naming("devices, e.g. gpu0,gpu1"));
   for (CLI::App* sub : {cpu, gpu}) {
     sub->add_option("--precision", o->precision, "float, double or both")
-        ->check(CLI::IsMember({"float", "double", "both"}))->capture_default_str();
+        ->check(one_of({"float", "double", "both"}))->capture_default_str();
     sub->add_option("--reps", o->repetitions, "timed repetitions (the median is shown)")
-        ->check(CLI::PositiveNumber)->capture_default_str();
+        ->transform(integer_in(1, std::numeric_limits<int>::max()))->capture_default_str();
   }
   add_machine_options(cpu, o->machine);
   const Command variants = add_variants_bench(bench);

@@ -1,20 +1,32 @@
 #include "tools/hetstencil/machine_options.hpp"
 
+#include "tools/hetstencil/option_checks.hpp"
+
 namespace hetstencil::cli {
+namespace {
+
+// Devices and threads per device: far more than any machine has, small enough
+// for an int.
+constexpr std::int64_t kMaxCount = 1 << 20;
+
+}  // namespace
 
 void add_machine_options(CLI::App* command, RuntimeOptions& o) {
   command->add_option("--cpu-devices", o.cpu_devices,
                       "CPU devices: 0 = one per socket (NUMA node); N = the cores cut into N groups")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(integer_in(0, kMaxCount))->capture_default_str();
   command->add_option("--threads", o.threads_per_device, "worker threads per CPU device (0 = one per core)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(integer_in(0, kMaxCount))->capture_default_str();
   command->add_option("--devices", o.devices,
-                      "devices to use, e.g. cpu0,gpu1 or gpu (every GPU), or to leave out, e.g. -cpu0 (default: all)");
+                      "devices to use, e.g. cpu0,gpu1 or gpu (every GPU), or to leave out, e.g. -cpu0 (default: all)")
+      ->check(naming("devices, e.g. cpu0,gpu1, gpu or -cpu0"));
   auto* xml = command->add_option("--topology", o.topology.xml_file,
-                                  "describe the machine with an hwloc XML file (lstopo file.xml) instead of probing");
+                                  "describe the machine with an hwloc XML file (lstopo file.xml) instead of probing")
+                   ->check(naming("a file"));
   auto* synthetic = command->add_option("--synthetic", o.topology.synthetic,
                                         "describe the machine with an hwloc synthetic description, "
-                                        "e.g. \"pack:2 numa:1 core:8 pu:1\"");
+                                        "e.g. \"pack:2 numa:1 core:8 pu:1\"")
+                        ->check(naming("a machine, e.g. \"pack:2 numa:1 core:8 pu:1\""));
   xml->excludes(synthetic);
 }
 

@@ -1,19 +1,98 @@
 // hetstencil: probe, solve and benchmark stencil solves on every CPU socket and
 // GPU of this machine. A thin client of the library in runtime/.
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <string>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "hetstencil/error.hpp"
+#include "hetstencil/version.hpp"
 #include "tools/hetstencil/commands.hpp"
+#include "tools/hetstencil/exit_codes.hpp"
+#include "tools/hetstencil/option_checks.hpp"
+
+namespace {
+
+using hetstencil::cli::kExitFailure;
+using hetstencil::cli::kExitSuccess;
+using hetstencil::cli::kExitUsage;
+
+constexpr const char* kCommandList = "probe, solve, sweep, bench, calibrate, profile, predict, plan";
+
+// The deepest (sub)command the parser had entered when it stopped.
+const CLI::App* entered(const CLI::App& app) {
+  const CLI::App* at = &app;
+  while (!at->get_subcommands().empty()) at = at->get_subcommands().front();
+  return at;
+}
+
+// "hetstencil bench gpu" for the (sub)command `at`.
+std::string command_path(const CLI::App* at) {
+  std::string path;
+  for (; at->get_parent() != nullptr; at = at->get_parent()) path = " " + at->get_name() + path;
+  return "hetstencil" + path;
+}
+
+// CLI11's message with any word too long to read (a 309-digit argument) cut.
+std::string with_long_words_cut(const std::string& message) {
+  constexpr std::size_t kLongest = 40;
+  std::string out, word;
+  for (std::size_t k = 0; k <= message.size(); ++k) {
+    if (k == message.size() || message[k] == ' ') {
+      out += word.size() > kLongest ? hetstencil::cli::as_typed(word) : word;
+      if (k < message.size()) out += ' ';
+      word.clear();
+    } else {
+      word += message[k];
+    }
+  }
+  return out;
+}
+
+// The project's words for CLI11's errors where it has its own; CLI11's otherwise
+// (they name the option or argument).
+std::string parse_message(const CLI::ParseError& e, const CLI::App* at) {
+  const std::string raw = e.what();
+  const std::string unconverted = "Could not convert: ";
+  if (e.get_name() == "ConversionError" && raw.rfind(unconverted, 0) == 0 && raw.find(" = ") != std::string::npos) {
+    // Only options CLI11 checks alone get here (flags given a value): the others are checked first.
+    const std::size_t equals = raw.find(" = ");
+    const std::string name = raw.substr(unconverted.size(), equals - unconverted.size());
+    return name + " does not take the value " + hetstencil::cli::as_typed(raw.substr(equals + 3));
+  }
+  const std::string what = with_long_words_cut(raw);
+  const std::size_t colon = what.find(": ");
+  if (e.get_name() == "ArgumentMismatch" && colon != std::string::npos && what.find("missing") != std::string::npos) {
+    return what.substr(0, colon) + " needs a value";
+  }
+  if (e.get_name() == "RequiredError" && what.rfind("A subcommand", 0) == 0) {
+    std::string names;
+    for (const CLI::App* sub : at->get_subcommands({})) names += (names.empty() ? "" : ", ") + sub->get_name();
+    return "name a command after '" + command_path(at) + "': " + names;
+  }
+  return what;
+}
+
+int usage_error(const std::string& message, const std::string& help_of) {
+  std::fprintf(stderr, "hetstencil: error: %s (see %s --help)\n", message.c_str(), help_of.c_str());
+  return kExitUsage;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"hetstencil: 2-D Poisson Jacobi solves on every CPU socket and GPU of this machine at once"};
   app.require_subcommand(1);
+  // The program's own options (-v, --version) are taken after any (sub)command too.
+  app.fallthrough();
+  app.set_version_flag("--version", std::string("hetstencil ") + hetstencil::version(), "print the version and exit");
   bool verbose = false;
   app.add_flag("-v,--verbose", verbose, "log what the runtime does (to stderr)");
+  app.footer("Exit codes: 0 success; 1 run-time failure; 2 usage error (nothing run); 3 results written, the\n"
+             "profile update failed; 128+N stopped by signal N.");
   std::map<CLI::App*, hetstencil::cli::Command> commands;
   for (auto add : {hetstencil::cli::add_probe_command, hetstencil::cli::add_solve_command, hetstencil::cli::add_sweep_command,
                    hetstencil::cli::add_bench_command, hetstencil::cli::add_model_commands}) {
@@ -30,13 +109,20 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    std::fprintf(stderr, "hetstencil: unknown command '%s' (commands: probe, solve, sweep, bench, calibrate, profile, predict, plan; see --help)\n", argv[1]);
-    return 2;
+    return usage_error("unknown command " + hetstencil::cli::as_typed(argv[1]) + "; the commands are " + kCommandList,
+                       "hetstencil");
   }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version end here too, with 0; every other parse error is a usage error.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    const CLI::App* at = entered(app);
+    return usage_error(parse_message(e, at), command_path(at));
+  }
+  // For checking command lines (README's are, by a test): parse, then stop before running anything.
+  if (const char* parse_only = std::getenv("HETSTENCIL_PARSE_ONLY"); parse_only && std::string(parse_only) == "1") {
+    return kExitSuccess;
   }
   spdlog::set_default_logger(spdlog::stderr_color_mt("hetstencil"));
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
@@ -46,14 +132,14 @@ int main(int argc, char** argv) {
     }
   } catch (const hetstencil::InvalidArgument& e) {
     std::fprintf(stderr, "hetstencil: error: %s\n", e.what());
-    return 2;
+    return kExitUsage;
   } catch (const hetstencil::Error& e) {
     std::fprintf(stderr, "hetstencil: error: %s\n", e.what());
     spdlog::debug("raised at {}:{}", e.file(), e.line());
-    return 1;
+    return kExitFailure;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "hetstencil: error: %s\n", e.what());
-    return 1;
+    return kExitFailure;
   }
-  return 1;
+  return kExitFailure;
 }

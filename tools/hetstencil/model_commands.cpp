@@ -20,7 +20,7 @@
 #include "partition/planner.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
-#include "tools/hetstencil/number_checks.hpp"
+#include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/problem_options.hpp"
 #include "tools/hetstencil/split_choice.hpp"
 
@@ -163,7 +163,7 @@ std::vector<DeviceInfo> profile_devices(const Profile& p, const std::string& sel
     const std::string name = !word.empty() && word[0] == '-' ? word.substr(1) : word;
     if (name.empty() || name == "all" || name == "cpu" || name == "gpu") continue;
     if (!p.devices.count(name)) {
-      HETSTENCIL_THROW(InvalidArgument, fmt::format("the profile has no device '{}' (it has: {})", cut(name),
+      HETSTENCIL_THROW(InvalidArgument, fmt::format("the profile has no device {} (it has: {})", as_typed(name),
                                                     fmt::join(names, ", ")));
     }
   }
@@ -317,14 +317,14 @@ Command add_model_commands(CLI::App& app) {
   auto o = std::make_shared<ModelOptions>();
   auto mode = std::make_shared<std::string>();
   CLI::App* cal = app.add_subcommand("calibrate", "Measure every device's rate curve and every link, save the profile");
-  cal->add_option("--nx", o->problem.nx, "row width to calibrate for")->check(integer_in(1, kMostRows))
+  cal->add_option("--nx", o->problem.nx, "row width to calibrate for")->transform(integer_in(1, kMostRows))
       ->capture_default_str();
   cal->add_option("--max-rows", o->max_rows, "most rows measured on a device (default, 0: nx)")
-      ->check(integer_in(0, kMostRows));
+      ->transform(integer_in(0, kMostRows));
   cal->add_option("--precision", o->problem.precision, "float, double or both")
       ->check(CLI::IsMember({"float", "double", "both"}))->capture_default_str();
   cal->add_option("--budget", o->budget, "seconds the calibration may take; what does not fit is skipped and said")
-      ->check(number_in(0.0, kMostBudgetSeconds, true))->capture_default_str();
+      ->transform(number_in(0.0, kMostBudgetSeconds, true))->capture_default_str();
   cal->add_flag("--json", o->json, "print the profile as JSON");
   add_variant_options(cal, o->problem);
   add_machine_options(cal, o->machine);
@@ -342,7 +342,7 @@ Command add_model_commands(CLI::App& app) {
   add_problem_options(pred, o->problem);
   pred->add_option("--rows", o->rows, "rows per device, in device order, adding up to ny; 0 leaves a device out "
                                       "(default: even)")
-      ->delimiter(',')->check(integer_in(0, kMostRows));
+      ->delimiter(',')->transform(integer_in(0, kMostRows));
   add_machine_options(pred, o->machine);
   add_profile_option(pred, *o);
   pred->callback([mode] { *mode = "predict"; });

@@ -1,5 +1,7 @@
 #include "tools/hetstencil/problem_options.hpp"
 
+#include "tools/hetstencil/option_checks.hpp"
+
 namespace hetstencil::cli {
 
 StopRule ProblemOptions::stop() const {
@@ -15,18 +17,19 @@ VariantChoice ProblemOptions::variant_choice() const {
   return {v, v == Variant::Blocked ? depth : alpha};
 }
 
+CLI::Validator grid_size() { return integer_in(1, kMaxGridSize); }
+
 void add_problem_options(CLI::App* command, ProblemOptions& o) {
-  const auto size = CLI::Range(std::int64_t(1), std::int64_t(1) << 30);
-  command->add_option("--nx", o.nx, "interior points per row")->check(size)->capture_default_str();
-  command->add_option("--ny", o.ny, "interior rows (default: nx)")->check(size);
-  command->add_option("--precision", o.precision, "float or double")->check(CLI::IsMember({"float", "double"}))
+  command->add_option("--nx", o.nx, "interior points per row")->transform(grid_size())->capture_default_str();
+  command->add_option("--ny", o.ny, "interior rows (default: nx)")->transform(grid_size());
+  command->add_option("--precision", o.precision, "float or double")->check(one_of({"float", "double"}))
       ->capture_default_str();
   command->add_option("--iters", o.iterations, "iterations to run; with --tol, the most to run")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->transform(integer_in(0))->capture_default_str();
   command->add_option("--tol", o.tolerance, "stop once the residual's l2 norm is below TOL times its initial value")
-      ->check(CLI::PositiveNumber);
+      ->transform(positive_number());
   command->add_option("--check-every", o.check_every, "iterations between residual checks with --tol")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+      ->transform(integer_in(1))->capture_default_str();
   add_variant_options(command, o);
 }
 
@@ -35,11 +38,11 @@ void add_variant_options(CLI::App* command, ProblemOptions& o) {
                       "how GPUs sweep: sync, blocked (K sweeps a pass over K-deep ghost zones, the same bits; across "
                       "devices K rows are exchanged every K iterations), or on one GPU alone async2 or async3 "
                       "(loosely synchronized: they converge, their bits are not defined)")
-      ->check(CLI::IsMember({"sync", "async2", "async3", "blocked"}))->capture_default_str();
+      ->check(one_of({"sync", "async2", "async3", "blocked"}))->capture_default_str();
   command->add_option("--alpha", o.alpha, "async2/async3: sweeps of a tile between global synchronizations")
-      ->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
+      ->transform(integer_in(1, kMaxVariantSweeps))->capture_default_str();
   command->add_option("--depth", o.depth, "blocked: sweeps per pass, the ghost zones' depth, iterations per exchange")
-      ->check(CLI::Range(1, kMaxBlockedDepth))->capture_default_str();
+      ->transform(integer_in(1, kMaxBlockedDepth))->capture_default_str();
 }
 
 Problem make_problem(const ProblemOptions& o, double boundary) {

@@ -28,6 +28,11 @@ struct ProblemOptions {
   VariantChoice variant_choice() const;
 };
 
+/// The most interior points a grid may have along a side.
+constexpr std::int64_t kMaxGridSize = std::int64_t(1) << 30;
+/// Checks a grid side: a whole number from 1 to kMaxGridSize.
+CLI::Validator grid_size();
+
 /// Adds --nx, --ny, --precision, --iters, --tol, --check-every, --variant,
 /// --alpha and --depth, with the values already in `o` as defaults.
 void add_problem_options(CLI::App* command, ProblemOptions& o);

@@ -15,7 +15,7 @@
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/exit_codes.hpp"
 #include "tools/hetstencil/machine_options.hpp"
-#include "tools/hetstencil/number_checks.hpp"
+#include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/problem_options.hpp"
 #include "tools/hetstencil/progress_line.hpp"
 #include "tools/hetstencil/solve_report.hpp"
@@ -200,25 +200,27 @@ Command add_solve_command(CLI::App& app) {
   auto o = std::make_shared<SolveOptions>();
   CLI::App* sub = app.add_subcommand("solve", "Solve -(u_xx + u_yy) = f with Jacobi on every device");
   add_problem_options(sub, o->problem);
-  sub->add_option("--boundary", o->boundary, "Dirichlet value on the boundary")->capture_default_str();
+  sub->add_option("--boundary", o->boundary, "Dirichlet value on the boundary")->transform(finite_number())
+      ->capture_default_str();
   add_machine_options(sub, o->machine);
   auto* rows = sub->add_option("--rows", o->rows, "force rows per device in device order, e.g. 100,900 (0 leaves one out)")
-                   ->delimiter(',')->check(integer_in(0, std::int64_t(1) << 30));
+                   ->delimiter(',')->transform(integer_in(0, std::int64_t(1) << 30));
   auto* split = sub->add_option("--split", o->split,
                                 "force shares per device in device order, e.g. 0.03,0.485,0.485 (0 leaves one out)")
-                    ->delimiter(',')->check(number_in(0.0, 1e9));
+                    ->delimiter(',')->transform(number_in(0.0, 1e9));
   auto* plan = sub->add_option("--plan", o->plan_file,
                                "run a plan saved by 'hetstencil plan --json > FILE': its grid, variant (and depth or "
                                "alpha), iterations, --tol and --check-every; a command-line value that differs is refused")
                    ->check(CLI::ExistingFile);
   rows->excludes(split);
   plan->excludes(rows)->excludes(split);
-  sub->add_option("-o,--output", o->output, "write the solution, boundary included, as a NumPy .npy file");
+  sub->add_option("-o,--output", o->output, "write the solution, boundary included, as a NumPy .npy file")
+      ->check(naming("a file"));
   sub->add_flag("--json", o->json, "print the report as one JSON object");
   sub->add_flag("!--no-learn", o->learn, "leave this machine's profile as it is (by default the run's times update it)");
   sub->add_flag("!--no-calibrate", o->calibrate,
                 "without a model of this machine for the problem, split evenly instead of calibrating first");
-  sub->add_option("--budget", o->budget, "seconds a first calibration may take")->check(CLI::PositiveNumber)
+  sub->add_option("--budget", o->budget, "seconds a first calibration may take")->transform(positive_number())
       ->capture_default_str();
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"

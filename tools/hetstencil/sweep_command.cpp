@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/exit_codes.hpp"
 #include "tools/hetstencil/machine_options.hpp"
+#include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/plot.hpp"
 #include "tools/hetstencil/problem_options.hpp"
 #include "tools/hetstencil/solve_report.hpp"
@@ -30,8 +32,8 @@ struct SweepOptions {
   std::string vary;  // "": the first CPU device beside GPUs, else the first device
   double from = -1.0, to = -1.0, step = 0.01;
   int repeat = 1;
-  std::string csv = "sweep.csv";
-  std::string plot;  // "": the CSV's name with .png
+  std::string csv;   // "": no CSV
+  std::string plot;  // "": no plot
   bool verify = false;
   bool calibrate = true;
   double budget = 10.0;
@@ -75,10 +77,9 @@ std::vector<std::int64_t> split_rows(std::size_t varied, std::int64_t rows, cons
 
 int run_sweep(const SweepOptions& o) {
   const Problem p = make_problem(o.problem);
-  if (o.repeat < 1) HETSTENCIL_THROW(InvalidArgument, "--repeat must be at least 1");
-  const std::string plot = o.plot.empty() ? o.csv.substr(0, o.csv.rfind(".csv")) + ".png" : o.plot;
-  check_writable(o.csv);
-  check_writable(plot);
+  check_plot_options(o.csv, o.plot);
+  if (!o.csv.empty()) check_writable(o.csv);
+  if (!o.plot.empty()) check_writable(o.plot);
 
   Runtime runtime(o.machine);
   const VariantChoice variant = o.problem.variant_choice();
@@ -133,7 +134,8 @@ int run_sweep(const SweepOptions& o) {
     fmt::print(stderr, "hetstencil: computing the sequential reference to compare with\n");
     reference = solve_reference(p).solution;
   }
-  std::ofstream csv(o.csv);
+  std::ofstream csv;  // without --csv it stays closed: it takes the rows and writes nothing
+  if (!o.csv.empty()) csv.open(o.csv);
   csv << "point,share";
   for (const auto& n : names) csv << ',' << n << "_rows";
   csv << ",predicted_ms,measured_ms,error_percent,same_bits\n";
@@ -170,7 +172,7 @@ int run_sweep(const SweepOptions& o) {
                pt.kind, names[v], 100.0 * pt.share, pt.measured * 1e3, predicted.empty() ? "-" : predicted + " ms",
                pt.same_bits.empty() ? "" : "(same bits as the reference: " + pt.same_bits + ")");
   }
-  if (!csv) HETSTENCIL_THROW(Error, "writing " + o.csv + " failed");
+  if (!o.csv.empty() && !csv) HETSTENCIL_THROW(Error, "writing " + o.csv + " failed");
   csv.close();
 
   const auto best = std::min_element(points.begin(), points.end(),
@@ -185,10 +187,13 @@ int run_sweep(const SweepOptions& o) {
   }
   const bool all_same = std::all_of(points.begin(), points.end(), [](const Point& pt) { return pt.same_bits == "yes"; });
   if (o.verify) fmt::print("every split bitwise equal to the reference: {}\n", all_same ? "yes" : "NO");
-  fmt::print("csv written to {}\n", o.csv);
-  const std::string title = fmt::format("{} x {} {}, {} iterations: the share of {}", p.nx, p.ny,
-                                        to_string(p.precision), p.stop.max_iterations, names[v]);
-  if (draw_plot("plot_sweep.py", o.csv, plot, title)) fmt::print("plot written to {}\n", plot);
+  if (!o.csv.empty()) fmt::print("csv written to {}\n", o.csv);
+  if (!o.plot.empty()) {
+    draw_plot("plot_sweep.py", o.csv, o.plot,
+              fmt::format("{} x {} {}, {} iterations: the share of {}", p.nx, p.ny, to_string(p.precision),
+                          p.stop.max_iterations, names[v]));
+    fmt::print("plot written to {}\n", o.plot);
+  }
   if (o.verify && !all_same) return kExitFailure;
   return model.not_saved.empty() ? kExitSuccess : kExitProfileNotSaved;  // warned when the calibration was
 }
@@ -201,19 +206,22 @@ Command add_sweep_command(CLI::App& app) {
   add_problem_options(sub, o->problem);
   add_machine_options(sub, o->machine);
   sub->add_option("--vary", o->vary, "the device whose share is swept (default: the first CPU device beside GPUs, "
-                                     "else the first device)");
+                                     "else the first device)")
+      ->check(naming("a device, e.g. cpu0"));
   sub->add_option("--from", o->from, "its smallest share (default: the model's share - 0.1, at least 0)")
-      ->check(CLI::Range(0.0, 1.0));
+      ->transform(number_in(0.0, 1.0));
   sub->add_option("--to", o->to, "its largest share (default: the model's share + 0.1, at most 1)")
-      ->check(CLI::Range(0.0, 1.0));
-  sub->add_option("--step", o->step, "between shares")->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--repeat", o->repeat, "runs per split; the median counts")->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  sub->add_option("--csv", o->csv, "where the CSV goes")->capture_default_str();
-  sub->add_option("--plot", o->plot, "where the PNG goes (default: the CSV's name with .png)");
+      ->transform(number_in(0.0, 1.0));
+  sub->add_option("--step", o->step, "between shares")->transform(number_in(0.0, 1.0, true))->capture_default_str();
+  sub->add_option("--repeat", o->repeat, "runs per split; the median counts")
+      ->transform(integer_in(1, std::numeric_limits<int>::max()))->capture_default_str();
+  sub->add_option("--csv", o->csv, "write the splits and their times as CSV to FILE (default: none)")
+      ->check(naming("a file"));
+  sub->add_option("--plot", o->plot, "draw them as a PNG into FILE, from the --csv file (default: none)")
+      ->check(naming("a file"));
   sub->add_flag("--verify", o->verify, "compare every split's result with the sequential reference, bit for bit");
   sub->add_flag("!--no-calibrate", o->calibrate, "without a model of this machine, sweep without predictions");
-  sub->add_option("--budget", o->budget, "seconds a first calibration may take")->check(CLI::PositiveNumber)
+  sub->add_option("--budget", o->budget, "seconds a first calibration may take")->transform(positive_number())
       ->capture_default_str();
   sub->footer("The other devices share the rest of the rows as the model's split shares it between them (evenly\n"
               "without a model); the model's own split is run too and marked. The plot needs python3-matplotlib.");

@@ -5,6 +5,7 @@
 // non-deterministic variants are run several times for the spread.
 #include <algorithm>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +18,9 @@
 #include "hetstencil/npy.hpp"
 #include "hetstencil/reference.hpp"
 #include "model/robust.hpp"
+#include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/plot.hpp"
+#include "tools/hetstencil/problem_options.hpp"
 #include "tools/hetstencil/variants_bench.hpp"
 
 namespace hetstencil::cli {
@@ -31,8 +34,8 @@ struct VariantsOptions {
   std::vector<int> depths{2, 4, 8};
   int runs = 5;
   int gpu = 0;
-  std::string csv = "variants.csv";
-  std::string plot;  // "": the CSV's name with .png
+  std::string csv;   // "": no CSV
+  std::string plot;  // "": no plot
 };
 
 // One variant's runs at one size.
@@ -44,20 +47,21 @@ struct Row {
 };
 
 int run_variants(const VariantsOptions& o) {
+  check_plot_options(o.csv, o.plot);
   if (o.gpu >= cuda_device_count()) {
     HETSTENCIL_THROW(InvalidArgument, "no CUDA device " + std::to_string(o.gpu) + " (this machine has " +
                                           std::to_string(cuda_device_count()) + ")");
   }
   const Precision precision = parse_precision(o.precision);
-  const std::string plot = o.plot.empty() ? o.csv.substr(0, o.csv.rfind(".csv")) + ".png" : o.plot;
-  check_writable(o.csv);
-  check_writable(plot);
+  if (!o.csv.empty()) check_writable(o.csv);
+  if (!o.plot.empty()) check_writable(o.plot);
   std::vector<VariantChoice> choices;
   for (int a : o.alphas) choices.push_back({Variant::Async2, a});
   for (int a : o.alphas) choices.push_back({Variant::Async3, a});
   for (int k : o.depths) choices.push_back({Variant::Blocked, k});
 
-  std::ofstream csv(o.csv);
+  std::ofstream csv;  // without --csv it stays closed: it takes the rows and writes nothing
+  if (!o.csv.empty()) csv.open(o.csv);
   csv << "n,variant,param,run,iterations,iteration_ratio,seconds,speedup,per_iteration_speedup,error,same_bits\n";
   fmt::print("{:>6} {:<8} {:>5} {:>10} {:>7} {:>11} {:>17} {:>9} {:>10} {:>5}\n", "n", "variant", "param",
              "iterations", "it/T", "time_ms", "speedup (spread)", "per_iter", "error", "bits");
@@ -129,12 +133,13 @@ int run_variants(const VariantsOptions& o) {
       std::fflush(stdout);
     }
   }
-  if (!csv) HETSTENCIL_THROW(Error, "writing " + o.csv + " failed");
+  if (!o.csv.empty() && !csv) HETSTENCIL_THROW(Error, "writing " + o.csv + " failed");
   csv.close();
-  fmt::print("csv written to {}\n", o.csv);
-  if (draw_plot("plot_variants.py", o.csv, plot, fmt::format("time to sync's accuracy after {} iterations, {}",
-                                                             o.iterations, to_string(precision)))) {
-    fmt::print("plot written to {}\n", plot);
+  if (!o.csv.empty()) fmt::print("csv written to {}\n", o.csv);
+  if (!o.plot.empty()) {
+    draw_plot("plot_variants.py", o.csv, o.plot,
+              fmt::format("time to sync's accuracy after {} iterations, {}", o.iterations, to_string(precision)));
+    fmt::print("plot written to {}\n", o.plot);
   }
   return 0;
 }
@@ -145,20 +150,25 @@ Command add_variants_bench(CLI::App* bench) {
   auto o = std::make_shared<VariantsOptions>();
   CLI::App* sub = bench->add_subcommand(
       "variants", "GPU variants (sync, async2, async3, blocked): time to sync's accuracy after T iterations");
-  sub->add_option("--sizes", o->sizes, "grid sizes n (n x n)")->delimiter(',')->capture_default_str();
-  sub->add_option("--precision", o->precision, "float or double")->check(CLI::IsMember({"float", "double"}))
+  constexpr int kMaxInt = std::numeric_limits<int>::max();
+  sub->add_option("--sizes", o->sizes, "grid sizes n (n x n), e.g. 4096,16384")->delimiter(',')->transform(grid_size())
+      ->default_str(fmt::format("{}", fmt::join(o->sizes, ",")));
+  sub->add_option("--precision", o->precision, "float or double")->check(one_of({"float", "double"}))
       ->capture_default_str();
   sub->add_option("--iters", o->iterations, "T: sync's iterations, whose accuracy the others must reach")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--alphas", o->alphas, "async2/async3: sweeps between global synchronizations")
-      ->delimiter(',')->check(CLI::Range(1, kMaxVariantSweeps))->capture_default_str();
-  sub->add_option("--depths", o->depths, "blocked: sweeps per pass (ghost-zone depth)")
-      ->delimiter(',')->check(CLI::Range(1, kMaxBlockedDepth))->capture_default_str();
+      ->transform(integer_in(1))->capture_default_str();
+  sub->add_option("--alphas", o->alphas, "async2/async3: sweeps between global synchronizations, e.g. 2,4,8,16")
+      ->delimiter(',')->transform(integer_in(1, kMaxVariantSweeps))
+      ->default_str(fmt::format("{}", fmt::join(o->alphas, ",")));
+  sub->add_option("--depths", o->depths, "blocked: sweeps per pass (ghost-zone depth), e.g. 2,4,8")
+      ->delimiter(',')->transform(integer_in(1, kMaxBlockedDepth))
+      ->default_str(fmt::format("{}", fmt::join(o->depths, ",")));
   sub->add_option("--runs", o->runs, "runs of each non-deterministic variant (the spread is shown)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  sub->add_option("--gpu", o->gpu, "CUDA device")->check(CLI::NonNegativeNumber)->capture_default_str();
-  sub->add_option("--csv", o->csv, "where the CSV goes")->capture_default_str();
-  sub->add_option("--plot", o->plot, "where the PNG goes (default: the CSV's name with .png)");
+      ->transform(integer_in(1, kMaxInt))->capture_default_str();
+  sub->add_option("--gpu", o->gpu, "CUDA device")->transform(integer_in(0, kMaxInt))->capture_default_str();
+  sub->add_option("--csv", o->csv, "write the runs as CSV to FILE (default: none)")->check(naming("a file"));
+  sub->add_option("--plot", o->plot, "draw the speedups as a PNG into FILE, from the --csv file (default: none)")
+      ->check(naming("a file"));
   return [o] { return run_variants(*o); };
 }
 

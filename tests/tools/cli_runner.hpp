@@ -1,0 +1,80 @@
+// Runs the hetstencil command as a user would, with a private profile cache:
+// its exit code, stdout and stderr apart.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hetstencil::test {
+
+struct CliResult {
+  int exit_code = -1;  // -1: it did not exit (a signal)
+  std::string out;
+  std::string err;
+};
+
+inline std::string read_all(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// A folder of this test process's own under the temporary folder.
+inline std::filesystem::path own_folder(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+/// Runs `cli args...` in `cwd` with `env` (NAME=VALUE) added; no shell between.
+inline CliResult run_command(const std::string& cli, const std::vector<std::string>& args,
+                             const std::filesystem::path& cwd, const std::vector<std::string>& env = {}) {
+  const auto files = own_folder("hetstencil_cli_output");
+  const auto out_file = files / "out", err_file = files / "err";
+  std::vector<std::string> argv_text{cli};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t child = fork();
+  if (child == 0) {
+    const int out = open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    const int err = open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0 || chdir(cwd.c_str()) != 0) {
+      _exit(125);
+    }
+    setenv("XDG_CACHE_HOME", (own_folder("hetstencil_cli_cache")).c_str(), 1);
+    for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+    execv(cli.c_str(), argv.data());
+    _exit(126);
+  }
+  CliResult r;
+  int status = 0;
+  if (child < 0 || waitpid(child, &status, 0) != child) return r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_all(out_file);
+  r.err = read_all(err_file);
+  return r;
+}
+
+/// Removes the folders own_folder made, once every test has run.
+class RemoveOwnFolders : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    for (const char* name : {"hetstencil_cli_output", "hetstencil_cli_cache", "hetstencil_cli_work"}) {
+      std::filesystem::remove_all(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(getpid())));
+    }
+  }
+};
+
+}  // namespace hetstencil::test

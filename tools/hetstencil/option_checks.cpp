@@ -1,0 +1,95 @@
+#include "tools/hetstencil/option_checks.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+
+#include <spdlog/fmt/fmt.h>
+
+namespace hetstencil::cli {
+
+std::string as_typed(const std::string& text) {
+  constexpr std::size_t kShown = 24;
+  std::string shown = text.size() > kShown ? text.substr(0, kShown) : text;
+  for (char& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  if (text.size() > kShown) return fmt::format("'{}...' ({} characters)", shown, text.size());
+  return "'" + shown + "'";
+}
+
+CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
+  const std::string allowed = hi == std::numeric_limits<std::int64_t>::max()
+                                  ? fmt::format("a whole number of at least {}", lo)
+                                  : fmt::format("a whole number from {} to {}", lo, hi);
+  const std::string shape = hi == std::numeric_limits<std::int64_t>::max() ? fmt::format(">={}", lo)
+                                                                            : fmt::format("{}..{}", lo, hi);
+  return CLI::Validator(
+      [lo, hi, allowed](std::string& text) -> std::string {
+        const char* first = text.data();
+        const char* last = text.data() + text.size();
+        if (first != last && *first == '+') ++first;
+        std::int64_t value = 0;
+        const auto [end, error] = std::from_chars(first, last, value);
+        if (first == last || end != last || error != std::errc() || value < lo || value > hi) {
+          return "must be " + allowed + ", not " + as_typed(text);
+        }
+        text = std::to_string(value);
+        return {};
+      },
+      shape);
+}
+
+CLI::Validator number_in(double lo, double hi, bool above_lo) {
+  std::string allowed = "a finite number";
+  if (!std::isinf(hi)) {
+    allowed = above_lo ? fmt::format("a number greater than {} and at most {}", lo, hi)
+                       : fmt::format("a number from {} to {}", lo, hi);
+  } else if (!std::isinf(lo)) {
+    allowed += fmt::format(" {} {}", above_lo ? "greater than" : "of at least", lo);
+  }
+  std::string shape = fmt::format("{}{}", above_lo ? ">" : ">=", lo);
+  if (std::isinf(lo)) shape = "";
+  if (!std::isinf(hi)) shape = fmt::format("{}{}..{}", above_lo ? ">" : "", lo, hi);
+  return CLI::Validator(
+      [lo, hi, above_lo, allowed](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double value = text.empty() || std::isspace(static_cast<unsigned char>(text.front()))
+                                 ? NAN
+                                 : std::strtod(text.c_str(), &end);
+        const bool whole = end == text.c_str() + text.size();
+        if (!whole || !std::isfinite(value) || value < lo || value > hi || (above_lo && value == lo)) {
+          return "must be " + allowed + ", not " + as_typed(text);
+        }
+        text = fmt::format("{}", value);  // the shortest text that reads back as the same double
+        return {};
+      },
+      shape);
+}
+
+CLI::Validator positive_number() { return number_in(0.0, INFINITY, true); }
+
+CLI::Validator finite_number() { return number_in(-INFINITY, INFINITY); }
+
+CLI::Validator one_of(const std::vector<std::string>& choices) {
+  std::string allowed;
+  for (std::size_t k = 0; k < choices.size(); ++k) {
+    allowed += (k == 0 ? "" : k + 1 == choices.size() ? " or " : ", ") + choices[k];
+  }
+  return CLI::Validator(
+      [choices, allowed](std::string& text) -> std::string {
+        for (const auto& c : choices) {
+          if (text == c) return {};
+        }
+        return "must be " + allowed + ", not " + as_typed(text);
+      },
+      fmt::format("{}", fmt::join(choices, "|")));
+}
+
+CLI::Validator naming(const std::string& what) {
+  return CLI::Validator(
+      [what](std::string& text) -> std::string { return text.empty() ? "must name " + what + ", not ''" : std::string(); },
+      "");
+}
+
+}  // namespace hetstencil::cli

@@ -1,0 +1,38 @@
+// Checks of option values with the project's messages. CLI11 runs them on the
+// text as typed, before converting it, and prefixes the option's name:
+// "--nx: must be a whole number from 1 to 1073741824, not 'abc'". The number
+// checks also rewrite the text into the one form CLI11's conversion reads the
+// same way (CLI11 would read "010" as octal): give them to Option::transform,
+// which keeps the rewritten text (Option::check would drop it).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace hetstencil::cli {
+
+/// What the user typed, quoted and cut to a readable length: a 309-digit
+/// number is shown by its first digits and its length, never whole.
+std::string as_typed(const std::string& text);
+
+/// A whole number from `lo` to `hi`.
+CLI::Validator integer_in(std::int64_t lo, std::int64_t hi = std::numeric_limits<std::int64_t>::max());
+
+/// A finite number from `lo` to `hi`; with `above_lo`, greater than `lo`.
+CLI::Validator number_in(double lo, double hi, bool above_lo = false);
+/// A finite number greater than 0.
+CLI::Validator positive_number();
+/// Any finite number.
+CLI::Validator finite_number();
+
+/// One of `choices`, spelt exactly.
+CLI::Validator one_of(const std::vector<std::string>& choices);
+
+/// Not empty: `what` says what the value names ("a file", "a device").
+CLI::Validator naming(const std::string& what);
+
+}  // namespace hetstencil::cli
