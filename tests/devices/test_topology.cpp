@@ -177,7 +177,8 @@ std::string file_failure(const std::string& text) {
 // The file is checked before hwloc reads it, so that every hwloc build (with or
 // without its XML plugin) gives the same messages.
 TEST(Topology, BadSourcesFailClearly) {
-  EXPECT_EQ(failure_of(TopologySource{"/nonexistent/topo.xml", ""}), "topology file '/nonexistent/topo.xml' does not exist");
+  EXPECT_EQ(failure_of(TopologySource{"/nonexistent/topo.xml", ""}),
+            "topology file '/nonexistent/topo.xml' does not exist");
   const std::string folder = std::filesystem::temp_directory_path().string();
   EXPECT_NE(failure_of(TopologySource{folder, ""}).find("topology file '" + folder + "' is a directory"),
             std::string::npos);

@@ -56,7 +56,7 @@ TEST(RuntimeThreads, SolvesFromSeveralThreadsTakeTurnsAndAreExact) {
 // could never begin, so it is refused.
 TEST(RuntimeThreads, ASolveFromItsOwnProgressCallbackIsRefused) {
   Runtime rt(testing_support::cpu_devices(2, 1));
-  const Problem p = problem_of(128, 20000);
+  const Problem p = problem_of(96, 16000);
   std::atomic<bool> called{false};
   std::string error;
   rt.solve(p, rt.even_plan(p), [&](const Progress&) {

@@ -111,7 +111,8 @@ TEST(Cli, ProbeDescribesMachinesFromFilesAndRefusesBadOnes) {
   EXPECT_NE(text.out.find("cpu1"), std::string::npos) << text.out;
 
   // The same messages whether or not hwloc was built with its XML plugin.
-  expect_failure("probe --topology /nonexistent/machine.xml", "topology file '/nonexistent/machine.xml' does not exist");
+  expect_failure("probe --topology /nonexistent/machine.xml",
+                 "topology file '/nonexistent/machine.xml' does not exist");
   const std::string source_file = std::string(HETSTENCIL_FIXTURES) + "/../tools/test_cli.cpp";
   expect_failure("probe --topology " + source_file,
                  "topology file '" + source_file + "' is not an hwloc XML topology (no <topology> element)");
