@@ -33,7 +33,7 @@ const char* const kXmlHint = "give an hwloc XML topology, as `lstopo machine.xml
 
 // A description as it appears in a message: a huge one is cut.
 std::string quoted(const std::string& text) {
-  constexpr std::size_t kMost = 80;
+  constexpr std::size_t kMost = 200;
   return "'" + (text.size() <= kMost ? text : text.substr(0, kMost) + "...") + "'";
 }
 
