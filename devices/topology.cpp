@@ -1,13 +1,16 @@
 #include "hetstencil/topology.hpp"
 
 #include <hwloc.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +28,54 @@ struct TopologyDeleter {
 };
 using TopologyHandle = std::unique_ptr<hwloc_topology, TopologyDeleter>;
 
+// An hwloc XML topology, as `lstopo machine.xml` writes.
+const char* const kXmlHint = "give an hwloc XML topology, as `lstopo machine.xml` writes";
+
+// A description as it appears in a message: a huge one is cut.
+std::string quoted(const std::string& text) {
+  constexpr std::size_t kMost = 200;
+  return "'" + (text.size() <= kMost ? text : text.substr(0, kMost) + "...") + "'";
+}
+
+// What hwloc reports for a bad file depends on how it was built (with or
+// without its libxml2 plugin), so the file is checked here before hwloc sees it.
+void check_topology_file(const std::string& path) {
+  const std::string file = "topology file " + quoted(path);
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) HETSTENCIL_THROW(InvalidArgument, file + " does not exist");
+    HETSTENCIL_THROW(InvalidArgument, "cannot read " + file + ": " + std::strerror(errno));
+  }
+  if (S_ISDIR(st.st_mode)) HETSTENCIL_THROW(InvalidArgument, file + " is a directory; " + kXmlHint);
+  if (!S_ISREG(st.st_mode)) HETSTENCIL_THROW(InvalidArgument, file + " is not a regular file; " + kXmlHint);
+  if (access(path.c_str(), R_OK) != 0) {
+    HETSTENCIL_THROW(InvalidArgument, "cannot read " + file + ": " + std::strerror(errno));
+  }
+  if (st.st_size == 0) HETSTENCIL_THROW(InvalidArgument, file + " is empty; " + kXmlHint);
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(&head[0], static_cast<std::streamsize>(head.size()));
+  if (in.bad()) HETSTENCIL_THROW(InvalidArgument, "cannot read " + file);
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  // The XML declaration (after a byte order mark or blanks) or the element itself
+  // comes first, and the <topology> element follows the declarations.
+  const std::size_t start = head.find_first_not_of(" \t\r\n\xEF\xBB\xBF");
+  const bool xml = start != std::string::npos &&
+                   (head.compare(start, 5, "<?xml") == 0 || head.compare(start, 9, "<topology") == 0);
+  if (!xml || head.find("<topology") == std::string::npos) {
+    HETSTENCIL_THROW(InvalidArgument, file + " is not an hwloc XML topology (no <topology> element); " + kXmlHint);
+  }
+}
+
+[[noreturn]] void throw_unreadable(const TopologySource& source) {
+  if (!source.xml_file.empty()) {
+    HETSTENCIL_THROW(InvalidArgument, "topology file " + quoted(source.xml_file) +
+                                          " is not a valid hwloc XML topology (hwloc cannot read it); " + kXmlHint);
+  }
+  HETSTENCIL_THROW(InvalidArgument, quoted(source.synthetic) +
+                                        " is not an hwloc synthetic topology (e.g. \"pack:2 numa:1 core:8 pu:1\")");
+}
+
 TopologyHandle open_topology(const TopologySource& source) {
   hwloc_topology_t raw = nullptr;
   if (hwloc_topology_init(&raw) != 0) {
@@ -34,83 +85,108 @@ TopologyHandle open_topology(const TopologySource& source) {
   // Keep GPUs (and the PCI devices they hang from) to learn their locality.
   hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   if (!source.xml_file.empty()) {
-    std::ifstream probe(source.xml_file);
-    if (!probe) {
-      HETSTENCIL_THROW(InvalidArgument,
-                       "cannot read topology file '" + source.xml_file + "': " + std::strerror(errno));
-    }
-    if (hwloc_topology_set_xml(raw, source.xml_file.c_str()) != 0) {
-      HETSTENCIL_THROW(InvalidArgument, "'" + source.xml_file + "' is not an hwloc XML topology");
-    }
+    check_topology_file(source.xml_file);
+    if (hwloc_topology_set_xml(raw, source.xml_file.c_str()) != 0) throw_unreadable(source);
   } else if (!source.synthetic.empty()) {
-    if (hwloc_topology_set_synthetic(raw, source.synthetic.c_str()) != 0) {
-      HETSTENCIL_THROW(InvalidArgument, "'" + source.synthetic +
-                                            "' is not an hwloc synthetic topology (e.g. \"pack:2 numa:1 core:8 pu:1\")");
-    }
+    if (hwloc_topology_set_synthetic(raw, source.synthetic.c_str()) != 0) throw_unreadable(source);
   }
   if (hwloc_topology_load(raw) != 0) {
-    const std::string what = source.is_this_machine() ? std::string("this machine")
-                                                      : "'" + (source.xml_file.empty() ? source.synthetic : source.xml_file) + "'";
-    HETSTENCIL_THROW(InvalidArgument, "hwloc cannot load the topology of " + what + ": " + std::strerror(errno));
+    if (!source.is_this_machine()) throw_unreadable(source);
+    HETSTENCIL_THROW(InvalidArgument, std::string("hwloc cannot load the topology of this machine: ") +
+                                          std::strerror(errno));
   }
   return topology;
 }
 
-std::vector<int> os_indices(hwloc_topology_t topology, hwloc_const_cpuset_t set, hwloc_obj_type_t type) {
-  std::vector<int> out;
-  for (hwloc_obj_t o = hwloc_get_next_obj_inside_cpuset_by_type(topology, set, type, nullptr); o;
-       o = hwloc_get_next_obj_inside_cpuset_by_type(topology, set, type, o)) {
-    out.push_back(static_cast<int>(o->os_index));
+// Reading walks each level once and finds where an object lies from its
+// ancestors: hwloc's lookups inside a cpuset scan a whole level per call, which
+// would make reading a machine of thousands of cores take minutes.
+
+// The objects of one type, in logical order.
+std::vector<hwloc_obj_t> objects_of(hwloc_topology_t topology, hwloc_obj_type_t type) {
+  std::vector<hwloc_obj_t> out;
+  for (hwloc_obj_t o = hwloc_get_next_obj_by_type(topology, type, nullptr); o;
+       o = hwloc_get_next_obj_by_type(topology, type, o)) {
+    out.push_back(o);
   }
   return out;
 }
 
-// The caches of the deepest level present inside `set`, added up (AMD parts
-// have several L3s per package).
-std::uint64_t last_level_cache_bytes(hwloc_topology_t topology, hwloc_const_cpuset_t set) {
+// The index into `packages` of the package holding `o`, -1 when none does.
+// Without packages (`packages` is then the root alone) everything is in 0.
+int package_holding(hwloc_topology_t topology, const std::vector<hwloc_obj_t>& packages, hwloc_obj_t o) {
+  if (packages.front()->type != HWLOC_OBJ_PACKAGE) return 0;
+  const hwloc_obj_t package = hwloc_get_ancestor_obj_by_type(topology, HWLOC_OBJ_PACKAGE, o);
+  return package ? static_cast<int>(package->logical_index) : -1;
+}
+
+// Per package, its last-level caches added up: its L3s, or its L2s where it has
+// no L3 (AMD parts have several L3s per package).
+std::vector<std::uint64_t> last_level_cache_bytes(hwloc_topology_t topology, const std::vector<hwloc_obj_t>& packages) {
+  std::vector<std::uint64_t> bytes(packages.size(), 0);
   for (hwloc_obj_type_t level : {HWLOC_OBJ_L3CACHE, HWLOC_OBJ_L2CACHE}) {
-    std::uint64_t total = 0;
-    for (hwloc_obj_t c = hwloc_get_next_obj_inside_cpuset_by_type(topology, set, level, nullptr); c;
-         c = hwloc_get_next_obj_inside_cpuset_by_type(topology, set, level, c)) {
-      total += c->attr->cache.size;
+    std::vector<std::uint64_t> level_bytes(packages.size(), 0);
+    for (hwloc_obj_t c : objects_of(topology, level)) {
+      const int p = package_holding(topology, packages, c);
+      if (p >= 0 && !hwloc_bitmap_iszero(c->cpuset)) level_bytes[static_cast<std::size_t>(p)] += c->attr->cache.size;
     }
-    if (total > 0) return total;
+    for (std::size_t p = 0; p < bytes.size(); ++p) {
+      if (bytes[p] == 0) bytes[p] = level_bytes[p];
+    }
+  }
+  return bytes;
+}
+
+// A NUMA node's package: the one above it, or for a node of several packages,
+// the first it shares processors with.
+int package_of_node(hwloc_topology_t topology, const std::vector<hwloc_obj_t>& packages, hwloc_obj_t node) {
+  const int p = package_holding(topology, packages, node);
+  if (p >= 0) return p;
+  for (std::size_t q = 0; q < packages.size(); ++q) {
+    if (hwloc_bitmap_intersects(node->cpuset, packages[q]->cpuset)) return static_cast<int>(q);
   }
   return 0;
+}
+
+// A core's NUMA node: of the nodes whose processors include it (its nodeset),
+// the first in logical order; `logical_of` maps a node's OS index to its index.
+int numa_of_core(hwloc_obj_t core, const std::vector<hwloc_obj_t>& nodes, const std::map<unsigned, int>& logical_of) {
+  int best = -1;
+  unsigned os = 0;
+  hwloc_bitmap_foreach_begin(os, core->nodeset) {
+    const auto it = logical_of.find(os);
+    if (it != logical_of.end() && (best < 0 || it->second < best) &&
+        hwloc_bitmap_isincluded(core->cpuset, nodes[static_cast<std::size_t>(it->second)]->cpuset)) {
+      best = it->second;
+    }
+  }
+  hwloc_bitmap_foreach_end();
+  return best < 0 ? 0 : best;
 }
 
 // One package for the whole machine when hwloc reports none (some VMs), and a
 // core per PU when it reports no cores.
 Topology read(hwloc_topology_t topology) {
   Topology t;
-  hwloc_obj_t root = hwloc_get_root_obj(topology);
-
-  const int npackages = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_PACKAGE);
-  std::vector<hwloc_obj_t> packages;
-  for (int p = 0; p < npackages; ++p) packages.push_back(hwloc_get_obj_by_type(topology, HWLOC_OBJ_PACKAGE, p));
-  if (packages.empty()) packages.push_back(root);
-  for (hwloc_obj_t p : packages) {
+  std::vector<hwloc_obj_t> packages = objects_of(topology, HWLOC_OBJ_PACKAGE);
+  if (packages.empty()) packages.push_back(hwloc_get_root_obj(topology));
+  const std::vector<std::uint64_t> cache_bytes = last_level_cache_bytes(topology, packages);
+  for (std::size_t p = 0; p < packages.size(); ++p) {
     PackageInfo info;
-    info.os_index = p == root ? 0 : static_cast<int>(p->os_index);
-    if (const char* model = hwloc_obj_get_info_by_name(p, "CPUModel")) info.cpu_model = model;
-    info.cache_bytes = last_level_cache_bytes(topology, p->cpuset);
+    info.os_index = packages[p]->type == HWLOC_OBJ_PACKAGE ? static_cast<int>(packages[p]->os_index) : 0;
+    if (const char* model = hwloc_obj_get_info_by_name(packages[p], "CPUModel")) info.cpu_model = model;
+    info.cache_bytes = cache_bytes[p];
     t.packages.push_back(info);
   }
-  auto package_of = [&](hwloc_const_cpuset_t set) {
-    for (std::size_t p = 0; p < packages.size(); ++p) {
-      if (hwloc_bitmap_intersects(set, packages[p]->cpuset)) return static_cast<int>(p);
-    }
-    return 0;
-  };
 
-  const int nnodes = hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_NUMANODE);
-  std::vector<hwloc_obj_t> nodes;
-  for (int n = 0; n < nnodes; ++n) nodes.push_back(hwloc_get_obj_by_type(topology, HWLOC_OBJ_NUMANODE, n));
+  const std::vector<hwloc_obj_t> nodes = objects_of(topology, HWLOC_OBJ_NUMANODE);
+  std::map<unsigned, int> node_logical_of;
   for (hwloc_obj_t n : nodes) {
     NumaNodeInfo info;
     info.os_index = static_cast<int>(n->os_index);
     info.memory_bytes = n->attr ? n->attr->numanode.local_memory : 0;
-    info.package = package_of(n->cpuset);
+    info.package = package_of_node(topology, packages, n);
+    node_logical_of.emplace(n->os_index, static_cast<int>(t.numa_nodes.size()));
     t.packages[static_cast<std::size_t>(info.package)].numa_nodes.push_back(static_cast<int>(t.numa_nodes.size()));
     t.numa_nodes.push_back(info);
   }
@@ -118,24 +194,23 @@ Topology read(hwloc_topology_t topology) {
     t.numa_nodes.push_back(NumaNodeInfo{});
     t.packages[0].numa_nodes.push_back(0);
   }
-  auto numa_of = [&](hwloc_const_cpuset_t set) {
-    for (std::size_t n = 0; n < nodes.size(); ++n) {
-      if (hwloc_bitmap_isincluded(set, nodes[n]->cpuset)) return static_cast<int>(n);
-    }
-    return 0;
-  };
 
   const hwloc_obj_type_t core_type =
       hwloc_get_nbobjs_by_type(topology, HWLOC_OBJ_CORE) > 0 ? HWLOC_OBJ_CORE : HWLOC_OBJ_PU;
-  const int ncores = hwloc_get_nbobjs_by_type(topology, core_type);
-  for (int c = 0; c < ncores; ++c) {
-    hwloc_obj_t core = hwloc_get_obj_by_type(topology, core_type, c);
+  const std::vector<hwloc_obj_t> cores = objects_of(topology, core_type);
+  // Each core's PUs (OS indices, in logical order); an offline or disallowed core has none.
+  std::vector<std::vector<int>> pus(cores.size());
+  for (hwloc_obj_t pu : objects_of(topology, HWLOC_OBJ_PU)) {
+    const hwloc_obj_t core = core_type == HWLOC_OBJ_PU ? pu : hwloc_get_ancestor_obj_by_type(topology, core_type, pu);
+    if (core) pus[core->logical_index].push_back(static_cast<int>(pu->os_index));
+  }
+  for (std::size_t c = 0; c < cores.size(); ++c) {
+    if (pus[c].empty()) continue;
     CoreInfo info;
-    info.os_index = static_cast<int>(core->os_index);
-    info.pus = os_indices(topology, core->cpuset, HWLOC_OBJ_PU);
-    if (info.pus.empty()) continue;  // offline or disallowed
-    info.package = package_of(core->cpuset);
-    info.numa = numa_of(core->cpuset);
+    info.os_index = static_cast<int>(cores[c]->os_index);
+    info.pus = std::move(pus[c]);
+    info.package = std::max(0, package_holding(topology, packages, cores[c]));
+    info.numa = numa_of_core(cores[c], nodes, node_logical_of);
     const int index = static_cast<int>(t.cores.size());
     t.packages[static_cast<std::size_t>(info.package)].cores.push_back(index);
     t.numa_nodes[static_cast<std::size_t>(info.numa)].cores.push_back(index);

@@ -1,5 +1,7 @@
 #include "hetstencil/runtime.hpp"
 
+#include <mutex>
+
 #include <spdlog/spdlog.h>
 
 #include "devices/cpu/cpu_device.hpp"
@@ -18,7 +20,28 @@ struct Runtime::Impl {
   std::vector<std::unique_ptr<Device>> devices;
   std::vector<DeviceInfo> infos;
   int spins = 0;
+  // The devices (their threads and slabs) serve one solve at a time.
+  std::mutex solving;
 };
+
+namespace {
+
+// The Runtime whose progress callback this thread is running, if any: a solve
+// it starts on that Runtime would wait forever for the one that called it.
+thread_local const void* reporting_for = nullptr;
+
+class Reporting {
+ public:
+  explicit Reporting(const void* runtime) : outer_(reporting_for) { reporting_for = runtime; }
+  ~Reporting() { reporting_for = outer_; }
+  Reporting(const Reporting&) = delete;
+  Reporting& operator=(const Reporting&) = delete;
+
+ private:
+  const void* outer_;
+};
+
+}  // namespace
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->topology = load_topology(options.topology);
@@ -67,9 +90,23 @@ Result Runtime::solve(const Problem& problem) { return solve(problem, even_plan(
 Result Runtime::solve(const Problem& problem, const Plan& plan) { return solve(problem, plan, nullptr); }
 
 Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCallback& progress, double every_s) {
+  const void* self = impl_.get();
+  if (reporting_for == self) {
+    HETSTENCIL_THROW(InvalidArgument, "Runtime::solve called from the progress callback of a solve on the same "
+                                      "Runtime, which would wait for that solve forever; solve after it returns "
+                                      "or on another Runtime");
+  }
+  const std::lock_guard<std::mutex> lock(impl_->solving);
+  ProgressCallback watched;
+  if (progress) {
+    watched = [self, &progress](const Progress& p) {
+      const Reporting reporting(self);
+      progress(p);
+    };
+  }
   std::vector<Device*> devices;
   for (auto& d : impl_->devices) devices.push_back(d.get());
-  return execute(problem, plan, devices, impl_->spins, ProgressWatch{progress, every_s});
+  return execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s});
 }
 
 }  // namespace hetstencil

@@ -156,13 +156,46 @@ TEST(DeviceMap, CutsCoresIntoGroupsAndSharesWhenShort) {
   EXPECT_THROW(map_devices(two, DeviceMapOptions{-1, 0, "", true}), InvalidArgument);
 }
 
-TEST(Topology, BadSourcesFailClearly) {
-  EXPECT_THROW(load_topology(TopologySource{"/nonexistent/topo.xml", ""}), InvalidArgument);
-  EXPECT_THROW(load_topology(TopologySource{"", "pack:banana"}), InvalidArgument);
+// The message a bad source gets (empty when it loads).
+std::string failure_of(const TopologySource& source) {
+  try {
+    load_topology(source);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string file_failure(const std::string& text) {
   const auto path = std::filesystem::temp_directory_path() / ("bad_topology_" + std::to_string(getpid()) + ".xml");
-  { std::ofstream(path) << "<topology><object type=\"Machine\""; }
-  EXPECT_THROW(load_topology(TopologySource{path.string(), ""}), InvalidArgument);
+  { std::ofstream(path) << text; }
+  const std::string message = failure_of(TopologySource{path.string(), ""});
   std::filesystem::remove(path);
+  return message;
+}
+
+// The file is checked before hwloc reads it, so that every hwloc build (with or
+// without its XML plugin) gives the same messages.
+TEST(Topology, BadSourcesFailClearly) {
+  EXPECT_EQ(failure_of(TopologySource{"/nonexistent/topo.xml", ""}),
+            "topology file '/nonexistent/topo.xml' does not exist");
+  const std::string folder = std::filesystem::temp_directory_path().string();
+  EXPECT_NE(failure_of(TopologySource{folder, ""}).find("topology file '" + folder + "' is a directory"),
+            std::string::npos);
+  EXPECT_NE(failure_of(TopologySource{"/dev/null", ""}).find("'/dev/null' is not a regular file"), std::string::npos);
+  EXPECT_NE(file_failure("").find("' is empty"), std::string::npos);
+  EXPECT_NE(file_failure("cores: 8\n").find("is not an hwloc XML topology (no <topology> element)"), std::string::npos);
+  EXPECT_NE(file_failure("<?xml version=\"1.0\"?>\n<machine/>\n").find("is not an hwloc XML topology"),
+            std::string::npos);
+  EXPECT_NE(file_failure("<topology><object type=\"Machine\"").find("is not a valid hwloc XML topology"),
+            std::string::npos);
+  EXPECT_NE(failure_of(TopologySource{"", "pack:banana"}).find("'pack:banana' is not an hwloc synthetic topology"),
+            std::string::npos);
+  // A huge description is not echoed whole.
+  const std::string huge(100000, 'x');
+  const std::string message = failure_of(TopologySource{"", huge});
+  EXPECT_NE(message.find("is not an hwloc synthetic topology"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 400u);
 }
 
 TEST(Topology, JsonHasSocketsGpusAndLinks) {

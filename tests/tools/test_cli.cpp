@@ -111,9 +111,18 @@ TEST(Cli, ProbeDescribesMachinesFromFilesAndRefusesBadOnes) {
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("cpu1"), std::string::npos) << text.out;
 
-  expect_failure("probe --topology /nonexistent/machine.xml", "/nonexistent/machine.xml");
-  expect_failure("probe --topology " + std::string(HETSTENCIL_FIXTURES) + "/../tools/test_cli.cpp", "not an hwloc");
-  expect_failure("probe --synthetic 'pack:zero'", "synthetic");
+  // The same messages whether or not hwloc was built with its XML plugin.
+  expect_failure("probe --topology /nonexistent/machine.xml",
+                 "topology file '/nonexistent/machine.xml' does not exist");
+  const std::string source_file = std::string(HETSTENCIL_FIXTURES) + "/../tools/test_cli.cpp";
+  expect_failure("probe --topology " + source_file,
+                 "topology file '" + source_file + "' is not an hwloc XML topology (no <topology> element)");
+  expect_failure("probe --topology " + test_folder().string(), "' is a directory");
+  const fs::path truncated = test_folder() / "truncated.xml";
+  std::ofstream(truncated) << "<?xml version=\"1.0\"?>\n<topology version=\"2.0\">\n  <object type=\"Machine\"";
+  expect_failure("probe --topology " + truncated.string(),
+                 "topology file '" + truncated.string() + "' is not a valid hwloc XML topology");
+  expect_failure("probe --synthetic 'pack:zero'", "'pack:zero' is not an hwloc synthetic topology");
   expect_failure("probe --topology " + fixture + " --devices gpu9", "no device 'gpu9'");
   expect_failure("solve --devices cpu5", "no device 'cpu5'");
 }

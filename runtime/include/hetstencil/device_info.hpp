@@ -8,6 +8,7 @@ namespace hetstencil {
 
 enum class DeviceKind { Cpu, Gpu };
 
+/// Thread safety: a value, safe to copy across threads.
 struct DeviceInfo {
   std::string name;  ///< "cpu0", "cpu1", "gpu0", ...
   DeviceKind kind = DeviceKind::Cpu;

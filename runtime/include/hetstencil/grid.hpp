@@ -6,6 +6,9 @@
 
 namespace hetstencil {
 
+/// A dense (ny+2) x (nx+2) row-major grid, boundary ring included. Thread
+/// safety: a value, like std::vector: any number of threads may read one grid;
+/// a thread that writes it needs it to itself.
 template <class T>
 class Grid {
  public:

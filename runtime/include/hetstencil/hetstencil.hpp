@@ -1,4 +1,20 @@
 // Everything an application needs.
+//
+// Thread safety of the public types:
+// - Runtime: one solve at a time per Runtime; concurrent solve() calls take
+//   turns, so threads that solve at once use a Runtime each. devices(),
+//   topology() and even_plan() are safe from any thread. A solve started from
+//   a progress callback on the same Runtime throws InvalidArgument.
+// - RuntimeOptions, Problem, Source, Boundary, StopRule, Plan, Assignment,
+//   TopologySource, Topology (and its parts), DeviceInfo: values, safe to copy
+//   across threads. A Problem's source and boundary functions run on the thread
+//   that calls solve(): a Problem solved on several threads at once needs
+//   functions that are safe to call at once.
+// - Result, Report, Progress, Residual, Grid: values; once returned, read them
+//   from any number of threads; a thread that changes one needs it to itself.
+// - The free functions (load_topology, solve_reference, write_npy, to_json...)
+//   share no state: safe to call from several threads (on different files).
+// - Exceptions (Error and its kinds): immutable.
 #pragma once
 
 #include "hetstencil/device_info.hpp"

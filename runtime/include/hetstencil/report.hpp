@@ -3,15 +3,18 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
+#include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
 #include "hetstencil/problem.hpp"
 
 namespace hetstencil {
 
 /// The discrete residual r = f - A u over the interior, A u = (4u - neighbours) / h^2.
+/// Thread safety (this and every type below): a value, safe to copy across threads.
 /// l2 is the grid norm sqrt(h^2 * sum r^2), max the largest |r|. The sum follows one
 /// fixed order (see runtime/src/residual_row.hpp), so every split gives the same bits.
 struct Residual {
@@ -61,15 +64,23 @@ struct Progress {
 /// The report as one JSON object.
 std::string to_json(const Report& report, int indent = 2);
 
+/// The solution in the problem's precision.
 using Solution = std::variant<Grid<float>, Grid<double>>;
 
+/// What a solve returns. Thread safety: a value; once returned, read it from
+/// any number of threads; a thread that changes it needs it to itself.
 struct Result {
   Report report;
   Solution solution;
 
+  /// The solution as a Grid<T>; throws InvalidArgument when T is not the
+  /// problem's precision (report.precision).
   template <class T>
   const Grid<T>& grid() const {
-    return std::get<Grid<T>>(solution);
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "a solution is Grid<float> or Grid<double>");
+    if (const auto* g = std::get_if<Grid<T>>(&solution)) return *g;
+    const std::string held = std::holds_alternative<Grid<float>>(solution) ? "float" : "double";
+    HETSTENCIL_THROW(InvalidArgument, "the solution is " + held + "; call grid<" + held + ">()");
   }
 };
 

@@ -20,6 +20,7 @@
 
 namespace hetstencil {
 
+/// How to build a Runtime. Thread safety: a value, safe to copy across threads.
 struct RuntimeOptions {
   /// 0: one CPU device per socket (per NUMA node where a socket has several).
   /// n > 0: the machine's cores cut into n groups of consecutive cores, one device
@@ -35,10 +36,18 @@ struct RuntimeOptions {
   TopologySource topology;
 };
 
-/// Called from a thread of the runtime's own while a solve iterates.
+/// Called from a thread of the runtime's own while a solve iterates. It may not
+/// start a solve on the same Runtime (that throws InvalidArgument: the solve
+/// would wait for the one reporting to it forever).
 using ProgressCallback = std::function<void(const Progress&)>;
 
-/// Holds the devices of one machine. One solve at a time per Runtime.
+/// Holds the devices of one machine.
+///
+/// Thread safety: one solve at a time per Runtime. solve() may be called from
+/// several threads at once; the calls take turns (each waits for the one
+/// running), so threads that want to solve at the same time use a Runtime each.
+/// devices(), topology() and even_plan() are safe from any thread at any time.
+/// Moving, assigning or destroying a Runtime while another thread uses it is not.
 class Runtime {
  public:
   explicit Runtime(RuntimeOptions options = {});
@@ -52,7 +61,8 @@ class Runtime {
   /// Every device gets an equal share of rows (shares differ by at most one row).
   Plan even_plan(const Problem& problem) const;
 
-  /// Solves on every device with even_plan().
+  /// Solves on every device with even_plan(). Waits while another thread solves
+  /// on this Runtime.
   Result solve(const Problem& problem);
   /// Solves with the given plan; throws InvalidArgument if it does not cover rows 1..ny.
   Result solve(const Problem& problem, const Plan& plan);

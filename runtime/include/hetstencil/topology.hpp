@@ -10,6 +10,9 @@
 
 namespace hetstencil {
 
+// Thread safety: every type here is a value, safe to copy across threads and to
+// read from any number of them; load_topology() may run on several threads at once.
+
 struct CoreInfo {
   int os_index = -1;     ///< the core's OS index
   std::vector<int> pus;  ///< OS indices of its hardware threads
