@@ -191,8 +191,10 @@ void CpuDevice::exchange(HaloPort& port, std::int64_t t) {
   const int buffer = static_cast<int>(t % 2);
   if (depth > 1) {
     // Staged before publishing: the neighbours read the slot, not the buffers.
+    // Only sides with a neighbour: a device alone may own fewer rows than the depth.
     unsigned char* slot = staged_[next_slot_].data();
     for (Side side : {Side::Top, Side::Bottom}) {
+      if (!port.has_neighbour(side)) continue;
       const std::int64_t first = side == Side::Top ? 1 : rows_.count - depth + 1;
       for (std::int64_t i = 0; i < depth; ++i) {
         std::memcpy(slot + static_cast<std::size_t>(static_cast<int>(side) * depth + i) * job_->row_bytes(),
