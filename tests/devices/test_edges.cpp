@@ -2,8 +2,12 @@
 // around the depth, and worker threads the system will not give.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "devices/memory.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
 #include "hetstencil/runtime.hpp"
@@ -46,6 +50,76 @@ TEST(BlockedEdges, SlabsAroundTheDepthMatchTheReference) {
         }
       }
     }
+  }
+}
+
+MemoryFigure node(std::uint64_t total, std::uint64_t free, bool grows = false) {
+  MemoryFigure m;
+  m.where = "NUMA node 3";
+  m.total = m.reported = total;
+  m.free = free;
+  m.reserved = 100;
+  m.grows = grows;
+  return m;
+}
+
+std::string refusal(const std::vector<MemoryDemand>& demands) {
+  try {
+    check_memory(demands);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Refused only beyond the total less the runtime's reserve, the users' demands
+// on one memory added up; beyond what is free only a warning; nothing refused
+// where memory is plugged in as it is used.
+TEST(MemoryCheck, RefusesOnlyWhatCannotFitInTheTotal) {
+  const std::string refused = refusal({{"cpu0", 901, node(1000, 10)}});
+  EXPECT_NE(refused.find("cpu0 needs 901 bytes of NUMA node 3, which has 1000 bytes in all"), std::string::npos)
+      << refused;
+  EXPECT_EQ(refusal({{"cpu0", 900, node(1000, 10)}}), "");
+  const std::string shared = refusal({{"cpu0", 500, node(1000, 1000)}, {"cpu1", 401, node(1000, 1000)}});
+  EXPECT_NE(shared.find("cpu0 and cpu1 need 901 bytes of NUMA node 3"), std::string::npos) << shared;
+  EXPECT_EQ(refusal({{"cpu0", 500, node(1000, 1000)}, {"gpu0", 800, MemoryFigure{"gpu0's", 1000, 1000, 1000}}}), "");
+  EXPECT_EQ(refusal({{"cpu0", std::uint64_t(1) << 40, node(1000, 10, true)}}), "");
+  MemoryFigure ballooned = node(1000, 10);
+  ballooned.reported = 300;
+  EXPECT_EQ(refusal({{"cpu0", 800, ballooned}}), "") << "a balloon gives its memory back";
+}
+
+TEST(MemoryCheck, GridSizesHaveBoundsAndDoNotOverflow) {
+  EXPECT_EQ(grid_bytes(1, 1, Precision::Float), 9u * 4u);
+  EXPECT_EQ(grid_bytes(kMaxGridSide, 1, Precision::Double), std::uint64_t(kMaxGridSide + 2) * 3u * 8u);
+  for (const auto& [nx, ny] : {std::pair<std::int64_t, std::int64_t>{0, 5}, {5, -1}, {kMaxGridSide + 1, 1},
+                               {1, std::numeric_limits<std::int64_t>::max()}, {kMaxGridSide, kMaxGridSide}}) {
+    EXPECT_THROW(grid_bytes(nx, ny, Precision::Double), InvalidArgument) << nx << " x " << ny;
+  }
+  try {
+    grid_bytes(1 << 22, 1 << 22, Precision::Float);
+    ADD_FAILURE() << "a 64 TiB grid passed";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("a grid may take 70368744177664 bytes (64.0 TiB) at most"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A device whose slab cannot fit its node is refused before any allocation.
+TEST(MemoryCheck, ASolveTooLargeForItsNodeIsRefused) {
+  Runtime runtime(testing_support::cpu_devices(2, 1));
+  Problem p;
+  p.nx = 1 << 20;
+  p.ny = 1 << 20;
+  p.stop.max_iterations = 1;
+  const MemoryFigure m = numa_node_memory(runtime.devices().front().numa_node);
+  if (m.grows) GTEST_SKIP() << "memory is plugged into this machine as it is used: no total to refuse by";
+  try {
+    runtime.solve(p);
+    ADD_FAILURE() << "an 8 TiB grid ran";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("in all"), std::string::npos) << e.what();
   }
 }
 
