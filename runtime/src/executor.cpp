@@ -30,7 +30,7 @@ class ProgressMonitor {
  public:
   ProgressMonitor(const ProgressWatch& watch, Exchange& exchange) {
     if (!watch.callback) return;
-    thread_ = std::thread([this, watch, &exchange] {
+    thread_ = start_thread("the progress thread", [this, watch, &exchange] {
       const Clock::time_point start = Clock::now();
       const auto every = std::chrono::duration<double>(std::max(watch.every_s, 0.01));
       std::unique_lock<std::mutex> lock(mutex_);
@@ -102,20 +102,21 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
     rows.push_back(RowRange{part.first_row, part.rows});
   }
   const std::size_t n = devices.size();
+  const auto host_thread = [&](std::size_t k) { return devices[k]->info().name + "'s host thread"; };
 
   Report report;
-  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); });
+  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, {}, host_thread);
   report.setup_s += run_on_threads(n, [&](std::size_t k) {
     devices[k]->connect(k > 0 ? devices[k - 1] : nullptr, k + 1 < n ? devices[k + 1] : nullptr);
-  });
+  }, {}, host_thread);
   Exchange exchange(devices, rows, job, problem.h(), spins);
   spdlog::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
   {
     ProgressMonitor monitor(watch, exchange);
     report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(exchange.port(k)); },
-                                    [&] { exchange.abort(); });
+                                    [&] { exchange.abort(); }, host_thread);
   }
-  report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); });
+  report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
 
   report.nx = problem.nx;
   report.ny = problem.ny;

@@ -1,13 +1,21 @@
 // The edges of the device layer: slabs no deeper than the halo, iteration counts
 // around the depth, and worker threads the system will not give.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <grp.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <functional>
 #include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "devices/cpu/worker_team.hpp"
 #include "devices/memory.hpp"
+#include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
 #include "hetstencil/runtime.hpp"
@@ -121,6 +129,84 @@ TEST(MemoryCheck, ASolveTooLargeForItsNodeIsRefused) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("in all"), std::string::npos) << e.what();
   }
+}
+
+// In a child process, as an unprivileged user (root is not bound by
+// RLIMIT_NPROC) allowed `limit` processes: `body` returns 0 when it did what it
+// should. A hang ends in SIGALRM, which the parent reports.
+int in_child_with_process_limit(rlim_t limit, const std::function<int()>& body) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(30);
+    if (getuid() == 0 && (setgroups(0, nullptr) != 0 || setresgid(65534, 65534, 65534) != 0 ||
+                          setresuid(65534, 65534, 65534) != 0)) {
+      _exit(90);
+    }
+    const rlimit l{limit, limit};
+    if (setrlimit(RLIMIT_NPROC, &l) != 0) _exit(91);
+    _exit(body());
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// 0 when `make` throws a SystemError with `who` and the project's words, 1
+// when it succeeds (a limit high enough), 2 on any other outcome.
+int expect_thread_refusal(const std::function<void()>& make, const std::string& who) {
+  try {
+    make();
+    return 1;
+  } catch (const SystemError& e) {
+    const std::string m = e.what();
+    return m.find(who) != std::string::npos && m.find("cannot start a thread") != std::string::npos &&
+                   m.find("pthread_create error") != std::string::npos
+               ? 0
+               : 2;
+  } catch (...) {
+    return 3;
+  }
+}
+
+// A worker team or a solve's threads that the system will not all give: an
+// error naming who and why, the threads already started stopped and joined,
+// at every point of the start-up.
+TEST(ThreadLimits, ATeamThatCannotStartFailsAndStopsTheWorkersStarted) {
+  for (rlim_t limit = 1; limit <= 6; ++limit) {
+    const int rc = in_child_with_process_limit(limit, [] {
+      return expect_thread_refusal([] { WorkerTeam team("cpu9", std::vector<std::vector<int>>(8), 50); },
+                                   "cpu9 worker ");
+    });
+    EXPECT_EQ(rc, 0) << "limit " << limit << ": 1 ran, 2 or 3 another error, >= 128 a signal (SIGALRM: a hang)";
+  }
+}
+
+TEST(ThreadLimits, HostThreadsThatCannotStartStopTheOnesStarted) {
+  for (rlim_t limit = 1; limit <= 6; ++limit) {
+    const int rc = in_child_with_process_limit(limit, [] {
+      return expect_thread_refusal(
+          [] {
+            // Each task waits for all: the ones started hang unless told to stop.
+            std::atomic<bool> abort{false};
+            run_on_threads(
+                8,
+                [&](std::size_t) {
+                  Counter never;
+                  never.wait_at_least(1, abort);
+                },
+                [&] { abort.store(true); }, [](std::size_t k) { return "gpu" + std::to_string(k) + "'s host thread"; });
+          },
+          "'s host thread");
+    });
+    EXPECT_EQ(rc, 0) << "limit " << limit << ": 1 ran, 2 or 3 another error, >= 128 a signal (SIGALRM: a hang)";
+  }
+}
+
+TEST(ThreadLimits, ARuntimeThatCannotStartItsWorkersFails) {
+  const int rc = in_child_with_process_limit(1, [] {
+    return expect_thread_refusal([] { Runtime runtime(testing_support::cpu_devices(2, 2)); }, "cpu0 worker 0 of 2");
+  });
+  EXPECT_EQ(rc, 0);
 }
 
 }  // namespace
