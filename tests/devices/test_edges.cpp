@@ -9,11 +9,14 @@
 #include <atomic>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "devices/cpu/cpu_device.hpp"
 #include "devices/cpu/worker_team.hpp"
+#include "devices/device_map.hpp"
 #include "devices/memory.hpp"
 #include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
@@ -129,6 +132,25 @@ TEST(MemoryCheck, ASolveTooLargeForItsNodeIsRefused) {
   } catch (const InvalidArgument& e) {
     EXPECT_NE(std::string(e.what()).find("in all"), std::string::npos) << e.what();
   }
+}
+
+// The job of an attachment may end with it (bench cpu's is a local): what the
+// device says of its slab after detach() reads none of it (ASan saw the read).
+TEST(DetachedDevice, ReadsNothingOfItsJobAfterDetach) {
+  const Topology topology = load_topology();
+  const DeviceSpec spec = map_devices(topology, DeviceMapOptions{1, 2, "", false}).front();
+  CpuDevice device(spec.info, spec.worker_cpus, 1, 50);
+  auto grid = std::make_unique<Grid<float>>(6, 5);
+  auto job = std::make_unique<StencilJob>();
+  job->precision = Precision::Float;
+  job->nx = 5;
+  job->ny = 6;
+  job->initial = job->result = grid->data();
+  device.attach(*job, RowRange{1, 6});
+  const bool streaming = device.streaming_stores();
+  device.detach();
+  job.reset();
+  EXPECT_EQ(device.streaming_stores(), streaming);
 }
 
 // In a child process, as an unprivileged user (root is not bound by

@@ -65,6 +65,16 @@ TEST(CliLimits, SidesAndGridsBeyondTheBoundsAreRefused) {
                  "a grid of 1073741824 x 1073741824 double values takes");
 }
 
+// Thread and device counts beyond any machine: refused at once, not mapped
+// (2^31 workers took minutes to lay out before any was started).
+TEST(CliLimits, ThreadAndDeviceCountsHaveBounds) {
+  expect_refused("solve --no-calibrate --no-learn --nx 8 --ny 8 --threads 2147483647",
+                 "threads per CPU device must be 0..4096 (0: one per core), got 2147483647");
+  expect_refused("solve --no-calibrate --no-learn --nx 8 --ny 8 --cpu-devices 100000",
+                 "the number of CPU devices must be 0..4096 (0: one per socket), got 100000");
+  expect_refused("bench cpu --nx 8 --ny 8 --threads 4097", "threads per CPU device must be 0..4096");
+}
+
 // 8 TiB and more: more than this machine has. Refused, naming the bytes, where
 // the machine's memory is known; where memory can be plugged in as it is used
 // (virtio-mem) it is tried and fails with the project's message.
