@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "devices/memory.hpp"
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
@@ -41,6 +42,7 @@ struct StencilJob {
   const void* initial = nullptr;  ///< (ny+2) x (nx+2) initial iterate, dense
   void* result = nullptr;         ///< (ny+2) x (nx+2) solution, filled by detach()
   const void* h2f = nullptr;      ///< (ny+2) x (nx+2) h*h*f, or nullptr when the source is the spike
+  bool grid_source = false;       ///< the right-hand side is a grid (h2f), even before h2f is set
   std::int64_t spike_row = -1;    ///< the spike's cell (h*h*f = 1 there), -1 when none
   std::int64_t spike_col = -1;
   StopRule stop;
@@ -80,6 +82,11 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual const DeviceInfo& info() const = 0;
+
+  /// The bytes attach(job, rows) will allocate, and the memory they come from:
+  /// checked before anything is allocated (check_memory).
+  virtual std::uint64_t slab_bytes(const StencilJob& job, RowRange rows) const = 0;
+  virtual MemoryFigure memory() const = 0;
 
   /// Allocates the slab for `rows` and copies the initial values in, ghost rows
   /// included (the set-up transfer). The job outlives the attachment.

@@ -168,8 +168,14 @@ std::string index_list(const std::vector<int>& indices) {
 }
 
 std::vector<DeviceSpec> map_devices(const Topology& topology, const DeviceMapOptions& options) {
-  if (options.cpu_devices < 0) HETSTENCIL_THROW(InvalidArgument, "the number of CPU devices must be >= 0 (0: one per socket)");
-  if (options.threads < 0) HETSTENCIL_THROW(InvalidArgument, "threads per CPU device must be >= 0 (0: one per core)");
+  if (options.cpu_devices < 0 || options.cpu_devices > kMaxCpuDevices) {
+    HETSTENCIL_THROW(InvalidArgument, "the number of CPU devices must be 0.." + std::to_string(kMaxCpuDevices) +
+                                          " (0: one per socket), got " + std::to_string(options.cpu_devices));
+  }
+  if (options.threads < 0 || options.threads > kMaxThreadsPerDevice) {
+    HETSTENCIL_THROW(InvalidArgument, "threads per CPU device must be 0.." + std::to_string(kMaxThreadsPerDevice) +
+                                          " (0: one per core), got " + std::to_string(options.threads));
+  }
   // Names do not depend on which cores GPUs take, so they are known up front.
   std::vector<std::string> names;
   for (const auto& d : cpu_devices(topology, options.cpu_devices, 1, {})) names.push_back(d.info.name);

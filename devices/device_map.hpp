@@ -19,6 +19,11 @@ struct DeviceSpec {
   bool own_core = false;                      ///< a GPU's host thread has its core to itself
 };
 
+/// Bounds on the options below: beyond any machine's cores, low enough that
+/// mapping the devices and starting their threads stays quick.
+constexpr int kMaxCpuDevices = 4096;
+constexpr int kMaxThreadsPerDevice = 4096;
+
 struct DeviceMapOptions {
   /// 0: one CPU device per NUMA node that has cores (one per socket on most
   /// machines). n > 0: the cores cut into n groups of consecutive cores (a core

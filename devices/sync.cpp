@@ -1,6 +1,9 @@
 #include "devices/sync.hpp"
 
 #include <chrono>
+#include <string>
+#include <system_error>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -25,21 +28,38 @@ bool is_aborted(const std::exception_ptr& e) {
   }
 }
 
+std::thread start_thread(const std::string& who, std::function<void()> body) {
+  try {
+    return std::thread(std::move(body));
+  } catch (const std::system_error& e) {
+    HETSTENCIL_THROW(SystemError, who + ": cannot start a thread: " + e.code().message() + " (pthread_create error " +
+                                      std::to_string(e.code().value()) +
+                                      "); fewer threads (--threads) or a higher limit on processes (ulimit -u) help");
+  }
+}
+
 double run_on_threads(std::size_t n, const std::function<void(std::size_t)>& task,
-                      const std::function<void()>& on_failure) {
+                      const std::function<void()>& on_failure, const std::function<std::string(std::size_t)>& who) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::exception_ptr> errors(n);
   std::vector<std::thread> threads;
   threads.reserve(n);
   for (std::size_t k = 0; k < n; ++k) {
-    threads.emplace_back([&, k] {
-      try {
-        task(k);
-      } catch (...) {
-        errors[k] = std::current_exception();
-        if (on_failure) on_failure();
-      }
-    });
+    try {
+      threads.push_back(start_thread(who ? who(k) : "task " + std::to_string(k) + " of " + std::to_string(n), [&, k] {
+        try {
+          task(k);
+        } catch (...) {
+          errors[k] = std::current_exception();
+          if (on_failure) on_failure();
+        }
+      }));
+    } catch (...) {
+      // The tasks started may wait for this one: they are told to stop first.
+      if (on_failure) on_failure();
+      for (auto& t : threads) t.join();
+      throw;
+    }
   }
   for (auto& t : threads) t.join();
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -13,6 +13,8 @@
 #include <exception>
 #include <functional>
 #include <mutex>
+#include <string>
+#include <thread>
 
 namespace hetstencil {
 
@@ -24,12 +26,19 @@ inline bool replaces(const std::exception_ptr& candidate, const std::exception_p
   return candidate && (!current || (is_aborted(current) && !is_aborted(candidate)));
 }
 
+/// Starts a thread running `body`; where the system gives no thread, throws
+/// SystemError naming `who` and pthread_create's error.
+std::thread start_thread(const std::string& who, std::function<void()> body);
+
 /// Runs task(k) for k = 0..n-1, each on a thread of its own, and rethrows the
 /// first real failure (not an Aborted that it caused elsewhere). on_failure runs
-/// at once when a task throws, so that the others can stop. Returns the seconds
-/// from the first start to the last end.
+/// at once when a task throws, or when a thread cannot be started (then the
+/// threads started are joined and a SystemError names who(k), "task k of n"
+/// without it), so that the others can stop. Returns the seconds from the
+/// first start to the last end.
 double run_on_threads(std::size_t n, const std::function<void(std::size_t)>& task,
-                      const std::function<void()>& on_failure = {});
+                      const std::function<void()>& on_failure = {},
+                      const std::function<std::string(std::size_t)>& who = {});
 
 /// How long a waiter spins before it sleeps: long where every thread has a core
 /// of its own, short where threads outnumber cores.

@@ -169,11 +169,15 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   };
   dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
-    Grid<T> grid = timing_grid<T>(most, o.nx);
     StencilJob job;
     job.precision = precision;
     job.nx = o.nx;
     job.ny = most;
+    std::vector<Slab> slabs;
+    for (const auto& d : devices) slabs.push_back({d.get(), RowRange{1, most}});
+    const std::uint64_t grid_size = grid_bytes(o.nx, most, precision);
+    check_memory_for(job, grid_size, slabs);
+    Grid<T> grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(most, o.nx); });
     job.initial = grid.data();
     job.result = grid.data();
     for (auto& d : devices) d->attach(job, RowRange{1, most});
@@ -323,11 +327,15 @@ void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs
   std::vector<std::vector<std::pair<double, double>>> in(devices.size()), out(devices.size());
   dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
-    Grid<T> grid = timing_grid<T>(sizes.back(), nx);
     StencilJob job;
     job.precision = precision;
     job.nx = nx;
     job.ny = sizes.back();
+    std::vector<Slab> slabs;
+    for (const auto& d : devices) slabs.push_back({d.get(), RowRange{1, sizes.back()}});
+    const std::uint64_t grid_size = grid_bytes(nx, sizes.back(), precision);
+    check_memory_for(job, grid_size, slabs);
+    Grid<T> grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(sizes.back(), nx); });
     job.initial = grid.data();
     job.result = grid.data();
     const double row_bytes = static_cast<double>(job.row_bytes());
@@ -359,6 +367,8 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   Calibration out;
   profile.fingerprint = fingerprint_of(topology);
   const std::int64_t most = o.max_rows > 0 ? o.max_rows : o.nx;
+  // Sizes in bounds before anything is sized by them.
+  for (Precision precision : o.precisions) grid_bytes(o.nx, most, precision);
   std::vector<const DeviceSpec*> cpus, gpus;
   for (const auto& d : devices) (d.info.kind == DeviceKind::Gpu ? gpus : cpus).push_back(&d);
 

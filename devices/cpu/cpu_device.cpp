@@ -42,24 +42,41 @@ T* CpuDevice::row(int buffer, std::int64_t r) const {
   return static_cast<T*>(buffers_[buffer].data()) + (r + ghosts_[0] - 1) * pitch_;
 }
 
+std::int64_t CpuDevice::pitch_of(const StencilJob& job) {
+  const std::int64_t values_per_line = 64 / static_cast<std::int64_t>(value_bytes(job.precision));
+  return (job.cols() + values_per_line - 1) / values_per_line * values_per_line;
+}
+
+std::size_t CpuDevice::buffer_bytes(const StencilJob& job, RowRange rows) {
+  const std::int64_t slab_rows = job.ghost_rows(Side::Top, rows) + rows.count + job.ghost_rows(Side::Bottom, rows);
+  return static_cast<std::size_t>(slab_rows * pitch_of(job)) * value_bytes(job.precision);
+}
+
+std::size_t CpuDevice::staged_bytes(const StencilJob& job) {
+  return job.halo_depth() > 1 ? 2 * static_cast<std::size_t>(job.halo_depth()) * job.row_bytes() : 0;
+}
+
+std::uint64_t CpuDevice::slab_bytes(const StencilJob& job, RowRange rows) const {
+  return 2 * buffer_bytes(job, rows) + 2 * staged_bytes(job) +
+         static_cast<std::size_t>(rows.count) * sizeof(double);
+}
+
 void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   if (rows.count < 1) HETSTENCIL_THROW(InvalidArgument, info_.name + ": a device needs at least one row");
   job_ = &job;
   rows_ = rows;
   for (Side side : {Side::Top, Side::Bottom}) ghosts_[static_cast<int>(side)] = job.ghost_rows(side, rows);
-  const std::size_t bytes_per_value = value_bytes(job.precision);
-  const std::int64_t values_per_line = 64 / static_cast<std::int64_t>(bytes_per_value);
-  pitch_ = (job.cols() + values_per_line - 1) / values_per_line * values_per_line;
-  const std::size_t bytes =
-      static_cast<std::size_t>((ghosts_[0] + rows.count + ghosts_[1]) * pitch_) * bytes_per_value;
-  for (auto& b : buffers_) b = NumaBuffer(bytes, info_.numa_node, info_.name);
-  const std::size_t staged = job.halo_depth() > 1 ? 2 * static_cast<std::size_t>(job.halo_depth()) * job.row_bytes() : 0;
+  pitch_ = pitch_of(job);
+  value_bytes_ = value_bytes(job.precision);
+  for (auto& b : buffers_) b = NumaBuffer(buffer_bytes(job, rows), info_.numa_node, info_.name);
+  const std::size_t staged = staged_bytes(job);
   for (int slot = 0; slot < 2; ++slot) {
-    staged_[slot].assign(staged, 0);
+    staged_[slot] = allocating(info_.name, staged, [&] { return std::vector<unsigned char>(staged, 0); });
     staged_t_[slot] = -1;
   }
   next_slot_ = 0;
-  row_sums_.assign(static_cast<std::size_t>(rows.count), 0.0);
+  row_sums_ = allocating(info_.name, static_cast<std::uint64_t>(rows.count) * sizeof(double),
+                         [&] { return std::vector<double>(static_cast<std::size_t>(rows.count), 0.0); });
   worker_max_.assign(static_cast<std::size_t>(team_.size()), 0.0);
   final_t_ = 0;
   times_ = {};
@@ -94,7 +111,7 @@ void CpuDevice::attach_rows(int worker) {
 // as a run over a slab of that size does.
 bool CpuDevice::streaming_stores(std::int64_t rows) const {
   if (rows < 0) rows = rows_.count;
-  const auto bytes = static_cast<std::uint64_t>(2 * rows * pitch_) * value_bytes(job_->precision);
+  const auto bytes = static_cast<std::uint64_t>(2 * rows * pitch_) * value_bytes_;
   return kHasStreamingStores && bytes > cache_bytes_;
 }
 
@@ -191,8 +208,10 @@ void CpuDevice::exchange(HaloPort& port, std::int64_t t) {
   const int buffer = static_cast<int>(t % 2);
   if (depth > 1) {
     // Staged before publishing: the neighbours read the slot, not the buffers.
+    // Only sides with a neighbour: a device alone may own fewer rows than the depth.
     unsigned char* slot = staged_[next_slot_].data();
     for (Side side : {Side::Top, Side::Bottom}) {
+      if (!port.has_neighbour(side)) continue;
       const std::int64_t first = side == Side::Top ? 1 : rows_.count - depth + 1;
       for (std::int64_t i = 0; i < depth; ++i) {
         std::memcpy(slot + static_cast<std::size_t>(static_cast<int>(side) * depth + i) * job_->row_bytes(),
@@ -260,6 +279,8 @@ void CpuDevice::detach() {
     team_.run([&](int w) { detach_rows<T>(w); });
   });
   for (auto& b : buffers_) b = NumaBuffer();
+  // The job may end with the attachment (a caller's local): no use of it after.
+  job_ = nullptr;
 }
 
 CpuDevice::SweepVsCopy CpuDevice::bench(int repetitions) {

@@ -22,6 +22,8 @@ class CpuDevice final : public Device {
   CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus, std::uint64_t cache_bytes, int spins);
 
   const DeviceInfo& info() const override { return info_; }
+  std::uint64_t slab_bytes(const StencilJob& job, RowRange rows) const override;
+  MemoryFigure memory() const override { return numa_node_memory(info_.numa_node); }
   void attach(const StencilJob& job, RowRange rows) override;
   void run(HaloPort& port) override;
   void detach() override;
@@ -44,11 +46,17 @@ class CpuDevice final : public Device {
   /// sweeps together, as a solve does.
   std::vector<double> sweep_samples(std::int64_t rows, int repetitions, bool residual = false,
                                     const std::function<void()>& before_each = {});
-  /// Whether a sweep of `rows` rows of the attached slab uses non-temporal
-  /// stores (rows that overflow the last-level cache do); all rows by default.
+  /// Whether a sweep of `rows` rows of the attached (or last detached) slab
+  /// uses non-temporal stores (rows that overflow the last-level cache do);
+  /// all rows by default.
   bool streaming_stores(std::int64_t rows = -1) const;
 
  private:
+  /// Values per slab row: nx + 2 rounded up to 64 bytes.
+  static std::int64_t pitch_of(const StencilJob& job);
+  /// Bytes of one buffer of a slab of `rows`, and of the staged edge rows.
+  static std::size_t buffer_bytes(const StencilJob& job, RowRange rows);
+  static std::size_t staged_bytes(const StencilJob& job);
   /// Row r of a buffer, numbered as owned rows: 1..count are owned, 0 and
   /// below the ghost rows above, count + 1 and on those below.
   template <class T>
@@ -79,6 +87,7 @@ class CpuDevice final : public Device {
   RowRange rows_;
   std::int64_t ghosts_[2] = {1, 1};  // ghost rows above and below
   std::int64_t pitch_ = 0;  // values per slab row: nx + 2 rounded up to 64 bytes
+  std::size_t value_bytes_ = 0;
   NumaBuffer buffers_[2];   // iterate t lives in buffers_[t % 2]
   // With deep halos a round overwrites both buffers, so the edges a round ends
   // with are copied aside for the neighbours: two slots, used in turn, each

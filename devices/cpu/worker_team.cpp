@@ -12,17 +12,26 @@ WorkerTeam::WorkerTeam(std::string name, std::vector<std::vector<int>> cpus, int
   if (cpus.empty()) HETSTENCIL_THROW(InvalidArgument, name_ + ": a worker team needs at least one worker");
   threads_.reserve(cpus.size());
   for (std::size_t w = 0; w < cpus.size(); ++w) {
-    threads_.emplace_back(&WorkerTeam::worker_main, this, static_cast<int>(w), cpus[w]);
+    try {
+      threads_.push_back(start_thread(name_ + " worker " + std::to_string(w) + " of " + std::to_string(cpus.size()),
+                                      [this, w, worker_cpus = cpus[w]] { worker_main(static_cast<int>(w), worker_cpus); }));
+    } catch (...) {
+      stop();  // the workers started wait for a job that never comes
+      throw;
+    }
   }
 }
 
-WorkerTeam::~WorkerTeam() {
+WorkerTeam::~WorkerTeam() { stop(); }
+
+void WorkerTeam::stop() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   job_ready_.notify_all();
   for (auto& t : threads_) t.join();
+  threads_.clear();
 }
 
 void WorkerTeam::worker_main(int worker, std::vector<int> cpus) {

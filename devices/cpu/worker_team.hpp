@@ -18,7 +18,9 @@ namespace hetstencil {
 class WorkerTeam {
  public:
   /// One worker per entry of `cpus`, bound to those OS processor indices (an
-  /// empty entry leaves the worker unbound). `spins` as in Counter.
+  /// empty entry leaves the worker unbound). `spins` as in Counter. Throws
+  /// SystemError, naming the team and the system's error, where a worker
+  /// cannot be started (the workers started are stopped first).
   WorkerTeam(std::string name, std::vector<std::vector<int>> cpus, int spins);
   ~WorkerTeam();
   WorkerTeam(const WorkerTeam&) = delete;
@@ -38,6 +40,8 @@ class WorkerTeam {
 
  private:
   void worker_main(int worker, std::vector<int> cpus);
+  /// Ends and joins the workers.
+  void stop();
 
   std::string name_;
   std::vector<std::thread> threads_;

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "devices/halo_port.hpp"
+#include "devices/memory.hpp"
 #include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
@@ -29,7 +30,7 @@ class ProgressMonitor {
  public:
   ProgressMonitor(const ProgressWatch& watch, Exchange& exchange) {
     if (!watch.callback) return;
-    thread_ = std::thread([this, watch, &exchange] {
+    thread_ = start_thread("the progress thread", [this, watch, &exchange] {
       const Clock::time_point start = Clock::now();
       const auto every = std::chrono::duration<double>(std::max(watch.every_s, 0.01));
       std::unique_lock<std::mutex> lock(mutex_);
@@ -66,24 +67,33 @@ class ProgressMonitor {
   std::thread thread_;
 };
 
-template <class T>
-Result execute_typed(const Problem& problem, const Plan& plan, const std::vector<Device*>& all, int spins,
-                     const ProgressWatch& watch) {
-  const SourceTerm<T> source = make_source_term<T>(problem);
-  // One grid holds the initial iterate for attach() and receives the solution
-  // in detach(); the devices hold their own slabs in between.
-  Grid<T> grid = initial_grid<T>(problem);
+// The job without its grids: what the devices' slabs are sized by.
+StencilJob job_of(const Problem& problem, const Plan& plan) {
   StencilJob job;
   job.precision = problem.precision;
   job.nx = problem.nx;
   job.ny = problem.ny;
+  job.grid_source = problem.source.kind != Source::Kind::Spike;
+  job.stop = problem.stop;
+  job.variant = plan.variant;
+  return job;
+}
+
+template <class T>
+Result execute_typed(const Problem& problem, const Plan& plan, const std::vector<Device*>& all, int spins,
+                     const ProgressWatch& watch) {
+  const std::uint64_t grid_size = grid_bytes(problem.nx, problem.ny, problem.precision);
+  const SourceTerm<T> source =
+      allocating("the host's right-hand side", grid_size, [&] { return make_source_term<T>(problem); });
+  // One grid holds the initial iterate for attach() and receives the solution
+  // in detach(); the devices hold their own slabs in between.
+  Grid<T> grid = allocating("the host's grid", grid_size, [&] { return initial_grid<T>(problem); });
+  StencilJob job = job_of(problem, plan);
   job.initial = grid.data();
   job.result = grid.data();
   job.h2f = source.h2f.empty() ? nullptr : source.h2f.data();
   job.spike_row = source.spike_row;
   job.spike_col = source.spike_col;
-  job.stop = problem.stop;
-  job.variant = plan.variant;
 
   std::vector<Device*> devices;
   std::vector<RowRange> rows;
@@ -92,20 +102,21 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
     rows.push_back(RowRange{part.first_row, part.rows});
   }
   const std::size_t n = devices.size();
+  const auto host_thread = [&](std::size_t k) { return devices[k]->info().name + "'s host thread"; };
 
   Report report;
-  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); });
+  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, {}, host_thread);
   report.setup_s += run_on_threads(n, [&](std::size_t k) {
     devices[k]->connect(k > 0 ? devices[k - 1] : nullptr, k + 1 < n ? devices[k + 1] : nullptr);
-  });
+  }, {}, host_thread);
   Exchange exchange(devices, rows, job, problem.h(), spins);
   spdlog::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
   {
     ProgressMonitor monitor(watch, exchange);
     report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(exchange.port(k)); },
-                                    [&] { exchange.abort(); });
+                                    [&] { exchange.abort(); }, host_thread);
   }
-  report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); });
+  report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
 
   report.nx = problem.nx;
   report.ny = problem.ny;
@@ -126,6 +137,20 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
 }
 
 }  // namespace
+
+void check_memory_for(const StencilJob& job, std::uint64_t host_bytes, const std::vector<Slab>& slabs) {
+  const MemoryFigure host = host_memory();
+  std::vector<MemoryDemand> demands{{"the host grids", host_bytes, host}};
+  for (const Slab& slab : slabs) {
+    const Device& d = *slab.device;
+    const std::uint64_t bytes = d.slab_bytes(job, slab.rows);
+    const MemoryFigure memory = d.memory();
+    demands.push_back({d.info().name, bytes, memory});
+    // A CPU device's node is part of the host's memory, which the grids share.
+    if (d.info().kind == DeviceKind::Cpu && memory.where != host.where) demands.push_back({d.info().name, bytes, host});
+  }
+  check_memory(demands);
+}
 
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count) {
   if (plan.parts.empty()) HETSTENCIL_THROW(InvalidArgument, "the plan gives rows to no device");
@@ -182,6 +207,12 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
                                             std::to_string(plan.parts.size()) + " device(s), the first " + d.info().name);
     }
   }
+  // Before anything is allocated: the host's grids (the iterate, and h*h*f
+  // where the source is a grid) and every device's slab.
+  const StencilJob job = job_of(problem, plan);
+  std::vector<Slab> slabs;
+  for (const auto& part : plan.parts) slabs.push_back({devices[part.device], RowRange{part.first_row, part.rows}});
+  check_memory_for(job, (job.grid_source ? 2 : 1) * grid_bytes(problem.nx, problem.ny, problem.precision), slabs);
   return dispatch(problem.precision,
                   [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch); });
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
+#include <utility>
 
 #include "hetstencil/error.hpp"
 
@@ -22,6 +24,38 @@ std::size_t value_bytes(Precision precision) { return precision == Precision::Fl
 
 std::size_t row_bytes(std::int64_t nx, Precision precision) {
   return static_cast<std::size_t>(nx + 2) * value_bytes(precision);
+}
+
+std::uint64_t grid_bytes(std::int64_t nx, std::int64_t ny, Precision precision) {
+  for (const auto& [name, side] : {std::pair<const char*, std::int64_t>{"nx", nx}, {"ny", ny}}) {
+    if (side < 1 || side > kMaxGridSide) {
+      HETSTENCIL_THROW(InvalidArgument,
+                       std::string(name) + " must be between 1 and 2^30, got " + std::to_string(side));
+    }
+  }
+  // Sides of at most 2^30 + 2 values of 8 bytes: the product stays below 2^64.
+  const std::uint64_t bytes =
+      static_cast<std::uint64_t>(nx + 2) * static_cast<std::uint64_t>(ny + 2) * value_bytes(precision);
+  if (bytes > kMaxGridBytes) {
+    HETSTENCIL_THROW(InvalidArgument, "a grid of " + std::to_string(nx) + " x " + std::to_string(ny) + " " +
+                                          to_string(precision) + " values takes " + bytes_text(bytes) +
+                                          "; a grid may take " + bytes_text(kMaxGridBytes) + " at most");
+  }
+  return bytes;
+}
+
+std::string bytes_text(std::uint64_t bytes) {
+  static const char* const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double scaled = static_cast<double>(bytes);
+  int unit = 0;
+  while (scaled >= 1024.0 && unit < 6) {
+    scaled /= 1024.0;
+    ++unit;
+  }
+  if (unit == 0) return std::to_string(bytes) + " bytes";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f %s", scaled, units[unit]);
+  return std::to_string(bytes) + " bytes (" + text + ")";
 }
 
 Source Source::spike() { return Source{}; }
@@ -55,13 +89,10 @@ Boundary Boundary::from_function(Field g) {
 double Problem::h() const { return 1.0 / static_cast<double>(std::max(nx, ny) + 1); }
 
 void Problem::validate() const {
-  // Large enough for any machine, small enough that (nx+2)*(ny+2) cannot overflow.
-  constexpr std::int64_t kMaxSide = std::int64_t(1) << 30;
   auto need = [](bool ok, const std::string& message) {
     if (!ok) HETSTENCIL_THROW(InvalidArgument, message);
   };
-  need(nx >= 1 && nx <= kMaxSide, "nx must be between 1 and 2^30, got " + std::to_string(nx));
-  need(ny >= 1 && ny <= kMaxSide, "ny must be between 1 and 2^30, got " + std::to_string(ny));
+  grid_bytes(nx, ny, precision);
   need(stop.max_iterations >= 0, "the iteration count must be >= 0, got " + std::to_string(stop.max_iterations));
   need(std::isfinite(stop.tolerance) && stop.tolerance >= 0.0,
        "the tolerance must be a finite number > 0 (or 0 for none), got " + std::to_string(stop.tolerance));

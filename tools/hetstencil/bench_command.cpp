@@ -17,6 +17,7 @@
 #include "devices/sync.hpp"
 #include "hetstencil/grid.hpp"
 #include "runtime/src/dispatch.hpp"
+#include "runtime/src/executor.hpp"
 #include "runtime/src/timing_grid.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
@@ -47,11 +48,13 @@ std::vector<Precision> precisions_of(const std::string& choice) {
 CpuDevice::SweepVsCopy time_cpu(CpuDevice& device, Precision precision, const BenchOptions& o) {
   return dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
-    Grid<T> grid = timing_grid<T>(o.ny, o.nx);
     StencilJob job;
     job.precision = precision;
     job.nx = o.nx;
     job.ny = o.ny;
+    const std::uint64_t grid_size = grid_bytes(o.nx, o.ny, precision);
+    check_memory_for(job, grid_size, {{&device, RowRange{1, o.ny}}});
+    Grid<T> grid = allocating("the host grid", grid_size, [&] { return timing_grid<T>(o.ny, o.nx); });
     job.initial = grid.data();
     job.result = grid.data();
     job.spike_row = (o.ny + 1) / 2;
@@ -64,6 +67,7 @@ CpuDevice::SweepVsCopy time_cpu(CpuDevice& device, Precision precision, const Be
 }
 
 int run_bench_cpu(const BenchOptions& o) {
+  for (Precision precision : precisions_of(o.precision)) grid_bytes(o.nx, o.ny, precision);
   const Topology topology = load_topology(o.machine.topology);
   // Beside GPUs, each GPU's host thread takes its core, as in a real solve.
   const bool gpus = o.beside_gpus && !topology.gpus.empty();

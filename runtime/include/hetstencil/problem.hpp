@@ -26,6 +26,18 @@ std::size_t value_bytes(Precision precision);
 /// Bytes of one grid row of `nx` interior points, its two boundary values included.
 std::size_t row_bytes(std::int64_t nx, Precision precision);
 
+/// The most interior points a grid side may have, and the most bytes a grid
+/// (boundary ring included) may take: beyond any machine, and small enough that
+/// no count of values or bytes of a grid or its slabs overflows 64 bits.
+constexpr std::int64_t kMaxGridSide = std::int64_t(1) << 30;
+constexpr std::uint64_t kMaxGridBytes = std::uint64_t(1) << 46;
+/// Bytes of an (ny+2) x (nx+2) grid. Throws InvalidArgument, naming the sizes
+/// and the bounds, when a side is outside 1..kMaxGridSide or the grid exceeds
+/// kMaxGridBytes.
+std::uint64_t grid_bytes(std::int64_t nx, std::int64_t ny, Precision precision);
+/// "1234 bytes (1.2 KiB)": a byte count for a message.
+std::string bytes_text(std::uint64_t bytes);
+
 /// A function of the physical coordinates (x, y), x along a row, y down the rows.
 using Field = std::function<double(double x, double y)>;
 
