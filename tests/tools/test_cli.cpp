@@ -70,7 +70,9 @@ CliRun run_cli(const std::string& args) {
 
 // Plots are drawn by python3-matplotlib, which tools/setup.sh installs; a
 // machine without it (the GPU image) skips the tests that draw.
-bool can_plot() { return std::system("python3 -c 'import matplotlib' >/dev/null 2>&1") == 0; }
+bool can_plot() {
+  return std::system("p=python3; [ -x /usr/bin/python3 ] && p=/usr/bin/python3; $p -c 'import matplotlib' >/dev/null 2>&1") == 0;
+}
 
 void expect_failure(const std::string& args, const std::string& message_part) {
   const CliRun r = run_cli(args);
@@ -219,7 +221,7 @@ TEST(Cli, ForcedSplitsRunAsGiven) {
 
   expect_failure("solve --nx 8 --split 1" + machine, "--split gives 1 values for 2 devices");
   expect_failure("solve --nx 8 --split 0,0" + machine, "add up to 0");
-  expect_failure("solve --nx 8 --split -1,2" + machine, ">= 0");
+  expect_failure("solve --nx 8 --split -1,2" + machine, "--split: must be a number from 0 to");
   expect_failure("solve --nx 8 --split a,b" + machine, "--split");
   expect_failure("solve --nx 8 --rows 3,3" + machine, "covers rows 1..6 of 8");
   expect_failure("solve --nx 8 --rows 4,4 --split 1,1" + machine, "excludes");

@@ -1,22 +1,16 @@
 #include "tools/hetstencil/machine_options.hpp"
 
+#include "devices/device_map.hpp"
 #include "tools/hetstencil/option_checks.hpp"
 
 namespace hetstencil::cli {
-namespace {
-
-// Devices and threads per device: far more than any machine has, small enough
-// for an int.
-constexpr std::int64_t kMaxCount = 1 << 20;
-
-}  // namespace
 
 void add_machine_options(CLI::App* command, RuntimeOptions& o) {
   command->add_option("--cpu-devices", o.cpu_devices,
                       "CPU devices: 0 = one per socket (NUMA node); N = the cores cut into N groups")
-      ->transform(integer_in(0, kMaxCount))->capture_default_str();
+      ->transform(integer_in(0, kMaxCpuDevices))->capture_default_str();
   command->add_option("--threads", o.threads_per_device, "worker threads per CPU device (0 = one per core)")
-      ->transform(integer_in(0, kMaxCount))->capture_default_str();
+      ->transform(integer_in(0, kMaxThreadsPerDevice))->capture_default_str();
   command->add_option("--devices", o.devices,
                       "devices to use, e.g. cpu0,gpu1 or gpu (every GPU), or to leave out, e.g. -cpu0 (default: all)")
       ->check(naming("devices, e.g. cpu0,gpu1, gpu or -cpu0"));
