@@ -305,7 +305,8 @@ Outcome cli_case(const Sandbox& box, const std::string& cls, const std::vector<s
   const auto left = temporary_files(box.root());
   check_kept(cls, what, left.empty(), left.empty() ? "" : "a temporary file was left: " + left.front().string());
   for (const auto& a : args) {
-    if (a.size() > 100) {
+    // A path is named in messages as it is; a long value is cut.
+    if (a.size() > 100 && a.find('/') == std::string::npos) {
       EXPECT_EQ(o.err.find(a), std::string::npos) << "a " << a.size() << "-character argument echoed whole: " << what;
     }
   }

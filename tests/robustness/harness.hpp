@@ -91,7 +91,7 @@ void check(const std::string& cls, const std::string& what, const Outcome& o, Ex
            int signal_sent = 0);
 /// Runs the command line in `box`, checks it (check()), and that it left no
 /// temporary file in the box and did not echo an argument of over 100
-/// characters whole.
+/// characters (a path aside) whole.
 Outcome cli_case(const Sandbox& box, const std::string& cls, const std::vector<std::string>& args,
                  Expect expect = Expect::Any, const RunOptions& options = {});
 /// A case's own data-loss check: counts a loss under `cls` when !kept.

@@ -86,7 +86,7 @@ TEST(RobustConcurrency, TwoThreadsSolvingOnOneRuntime) {
           second.join();
           if (wrong != 0) HETSTENCIL_THROW(Error, "a solve beside another returned wrong bits");
         },
-        60);
+        20);
     check("concurrency", "two threads solving on one Runtime", o, Expect::Success);
   }
 }
@@ -136,7 +136,7 @@ TEST(RobustLibrary, AHugeSyntheticMachineLoadsQuickly) {
     s.synthetic = "pack:16 numa:2 core:64 pu:2";
     const Topology t = load_topology(s);
     if (t.cores.size() != 2048) HETSTENCIL_THROW(Error, "expected 2048 cores, got " + std::to_string(t.cores.size()));
-  }, 10);
+  }, 5);
   check("topologies", "load_topology of 2048 cores", o, Expect::Success);
 }
 

@@ -148,8 +148,8 @@ TEST(RobustProfiles, EmptiedCurvesDoNotBreakLaterSolves) {
 TEST(RobustTopologies, HugeSyntheticMachinesProbeQuickly) {
   Sandbox box;
   for (const char* machine : {"pack:16 numa:1 core:32 pu:2", "pack:16 numa:2 core:64 pu:2", "pack:2 core:1024 pu:1"}) {
-    cli_case(box, "topologies", {"probe", "--synthetic", machine}, Expect::Success, within(10));
-    cli_case(box, "topologies", {"probe", "--json", "--synthetic", machine}, Expect::Success, within(10));
+    cli_case(box, "topologies", {"probe", "--synthetic", machine}, Expect::Success, within(5));
+    cli_case(box, "topologies", {"probe", "--json", "--synthetic", machine}, Expect::Success, within(5));
     cli_case(box, "topologies", with(with(with(quick_solve(), "--synthetic", machine), "--cpu-devices", "0"), "--nx", "64"),
              Expect::Any, within(20));
   }

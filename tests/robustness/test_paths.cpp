@@ -117,7 +117,7 @@ TEST(RobustPaths, AFifoIsNeverBlockedOn) {
     Sandbox box;
     const fs::path fifo = box.path("fifo");
     ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
-    cli_case(box, "paths", t.args(box, fifo.string()), Expect::Fails, within(20));
+    cli_case(box, "paths", t.args(box, fifo.string()), Expect::Fails, within(10));
     check_kept("paths", t.name + " a FIFO", fs::is_fifo(fifo), "the FIFO was replaced");
   }
 }

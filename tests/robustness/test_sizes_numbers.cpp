@@ -80,7 +80,7 @@ TEST(RobustSizes, PlanningIsClosedFormForAnyIterationCount) {
   cli_case(box, "sizes", {"plan", "--profile", profile, "--nx", "2048", "--ny", "2048", "--iters", "100"}, Expect::Success);
   for (const std::string& iters : Args{"1000000000", k2p63m1}) {
     RunOptions quick;
-    quick.timeout_s = 20;
+    quick.timeout_s = 10;
     for (const char* command : {"plan", "predict"}) {
       cli_case(box, "sizes", {command, "--profile", profile, "--nx", "2048", "--iters", iters, "--tol", "1e-6"}, Expect::Any, quick);
     }
