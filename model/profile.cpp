@@ -287,6 +287,17 @@ std::string to_json(const Profile& p, int indent) {
       .dump(indent);
 }
 
+namespace {
+
+// nlohmann-json's "[json.exception.type_error.302] type must be string, but is
+// number": what is wrong without the library's tag.
+std::string without_json_prefix(const std::string& what) {
+  const auto end = what.find("] ");
+  return what.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? what.substr(end + 2) : what;
+}
+
+}  // namespace
+
 Profile profile_from_json(const std::string& text, const std::string& source) {
   try {
     const json j = json::parse(text);
@@ -321,8 +332,10 @@ Profile profile_from_json(const std::string& text, const std::string& source) {
     for (const auto& [key, c] : j.at("links").items()) p.links[key] = curve_from(c);
     p.link_conditions = j.value("link_conditions", "");
     return p;
+  } catch (const json::parse_error& e) {
+    HETSTENCIL_THROW(InvalidArgument, "not JSON (at byte " + std::to_string(e.byte) + ")");
   } catch (const json::exception& e) {
-    HETSTENCIL_THROW(InvalidArgument, std::string("malformed profile: ") + e.what());
+    HETSTENCIL_THROW(InvalidArgument, "not a hetstencil profile: " + without_json_prefix(e.what()));
   }
 }
 
@@ -413,17 +426,24 @@ class FileLock {
   int fd_ = -1;
 };
 
-// `path` moved to `path`.<UTC date-time>.bad (or .bad-2, ...): where it went.
+// The file `path` names (through any symlinks, which stay) moved to
+// <file>.<UTC date-time>.bad (or .bad-2, ...): where it went.
 std::string move_aside(const std::string& path) {
+  char* resolved = realpath(path.c_str(), nullptr);
+  if (!resolved) {
+    HETSTENCIL_THROW(SystemError, "cannot resolve the unusable profile '" + path + "': " + std::strerror(errno));
+  }
+  const std::string file = resolved;
+  std::free(resolved);
   const std::time_t now = std::time(nullptr);
   std::tm utc {};
   gmtime_r(&now, &utc);
   char stamp[32];
   std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &utc);
-  std::string kept = path + "." + stamp + ".bad";
+  std::string kept = file + "." + stamp + ".bad";
   struct stat st {};
-  for (int k = 2; lstat(kept.c_str(), &st) == 0; ++k) kept = path + "." + stamp + ".bad-" + std::to_string(k);
-  if (rename(path.c_str(), kept.c_str()) != 0) {
+  for (int k = 2; lstat(kept.c_str(), &st) == 0; ++k) kept = file + "." + stamp + ".bad-" + std::to_string(k);
+  if (rename(file.c_str(), kept.c_str()) != 0) {
     HETSTENCIL_THROW(SystemError, "cannot move the unusable profile '" + path + "' aside to '" + kept +
                                       "': " + std::strerror(errno));
   }
@@ -457,8 +477,11 @@ std::optional<Profile> load_profile(const std::string& path, const Fingerprint* 
 
 Profile update_profile(const std::string& path, const Fingerprint& here, const std::function<void(Profile&)>& change) {
   if (path.empty()) HETSTENCIL_THROW(InvalidArgument, "the profile path is empty");
+  // The cache folder is ours to make; a folder the user named must exist.
   const auto slash = path.find_last_of('/');
-  if (slash != std::string::npos && slash > 0) make_directories(path.substr(0, slash));
+  if (path == default_profile_path(here.host) && slash != std::string::npos && slash > 0) {
+    make_directories(path.substr(0, slash));
+  }
   const FileLock lock(path + ".lock");
   Profile profile;
   const ProfileText file = read_profile_text(path);
@@ -478,6 +501,9 @@ Profile update_profile(const std::string& path, const Fingerprint& here, const s
       unusable = std::string("corrupt (") + e.what() + ")";
     }
   }
+  // Opened first: a path that may not be written (read-only, not a regular
+  // file) is refused before anything of it is moved.
+  AtomicFile out(path);
   if (!unusable.empty()) {
     const std::string kept = move_aside(path);
     spdlog::warn("profile '{}' is {}: kept as '{}'; a new profile is written in its place", path, unusable, kept);
@@ -485,7 +511,6 @@ Profile update_profile(const std::string& path, const Fingerprint& here, const s
   change(profile);
   profile.fingerprint = here;
   const std::string text = to_json(profile) + "\n";
-  AtomicFile out(path);
   out.write(text.data(), text.size());
   out.commit();
   return profile;

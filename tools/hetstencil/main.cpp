@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
     const CLI::App* at = entered(app);
     return usage_error(parse_message(e, at), command_path(at));
   }
+  if (const std::string empty = hetstencil::cli::empty_list_item(*entered(app), argc, argv); !empty.empty()) {
+    return usage_error(empty, command_path(entered(app)));
+  }
   // For checking command lines (README's are, by a test): parse, then stop before running anything.
   if (const char* parse_only = std::getenv("HETSTENCIL_PARSE_ONLY"); parse_only && std::string(parse_only) == "1") {
     return kExitSuccess;

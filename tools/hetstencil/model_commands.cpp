@@ -308,7 +308,8 @@ int run_plan(const ModelOptions& o) {
 
 void add_profile_option(CLI::App* sub, ModelOptions& o) {
   sub->add_option("--profile", o.profile, "profile file (default: this machine's, under $XDG_CACHE_HOME/hetstencil); "
-                                          "predictions and plans are for the machine it describes");
+                                          "predictions and plans are for the machine it describes")
+      ->check(naming("a file"));
 }
 
 }  // namespace

@@ -92,4 +92,31 @@ CLI::Validator naming(const std::string& what) {
       "");
 }
 
+std::string empty_list_item(const CLI::App& command, int argc, const char* const* argv) {
+  for (const CLI::Option* option : command.get_options()) {
+    const char delimiter = option->get_delimiter();
+    if (delimiter == '\0') continue;
+    for (const std::string& name : option->get_lnames()) {
+      const std::string flag = "--" + name;
+      for (int k = 1; k < argc; ++k) {
+        const std::string word = argv[k];
+        std::string value;
+        if (word == flag && k + 1 < argc) {
+          value = argv[k + 1];
+        } else if (word.rfind(flag + "=", 0) == 0) {
+          value = word.substr(flag.size() + 1);
+        } else {
+          continue;
+        }
+        const std::string doubled(2, delimiter);
+        if (value.empty() || value.front() == delimiter || value.back() == delimiter ||
+            value.find(doubled) != std::string::npos) {
+          return flag + ": an item of " + as_typed(value) + " is empty; give values separated by single commas";
+        }
+      }
+    }
+  }
+  return {};
+}
+
 }  // namespace hetstencil::cli

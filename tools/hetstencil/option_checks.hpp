@@ -35,4 +35,9 @@ CLI::Validator one_of(const std::vector<std::string>& choices);
 /// Not empty: `what` says what the value names ("a file", "a device").
 CLI::Validator naming(const std::string& what);
 
+/// The list options of `command` (those with a delimiter) as typed in argv:
+/// an empty item ("1,,1", "1,") is refused, since CLI11 would drop it
+/// unseen. Returns the message, or "" when every list is whole.
+std::string empty_list_item(const CLI::App& command, int argc, const char* const* argv);
+
 }  // namespace hetstencil::cli

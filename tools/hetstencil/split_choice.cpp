@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <numeric>
@@ -201,6 +202,11 @@ class PlanFields {
 }  // namespace
 
 SavedPlan read_saved_plan(const std::string& path) {
+  std::error_code error;
+  // Never opened otherwise: a FIFO would block the read.
+  if (!std::filesystem::is_regular_file(path, error)) {
+    HETSTENCIL_THROW(InvalidArgument, "the plan " + path + " is not a regular file: give a file saved by 'hetstencil plan --json'");
+  }
   std::ifstream in(path);
   if (!in) HETSTENCIL_THROW(InvalidArgument, "cannot read the plan " + path);
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
