@@ -208,9 +208,13 @@ class CudaDevice final : public Device {
     const std::size_t needed = bytes_needed<T>(*job_, rows_);
     std::size_t free_bytes = 0, total_bytes = 0;
     HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), context("reading its free memory"));
+    const std::string slab_text = "its slab of " + std::to_string(n) + " rows of " + std::to_string(job_->nx);
+    if (needed > total_bytes) {
+      HETSTENCIL_THROW(InvalidArgument, context("allocating " + slab_text + ": it needs " + bytes_text(needed) +
+                                                ", the GPU has " + bytes_text(total_bytes) + " in all"));
+    }
     if (needed > free_bytes) {
-      spdlog::warn("{}", context("its slab of " + std::to_string(n) + " rows of " + std::to_string(job_->nx) +
-                                 " needs " + bytes_text(needed) + ", " + bytes_text(free_bytes) + " are free: trying"));
+      spdlog::warn("{}", context(slab_text + " needs " + bytes_text(needed) + ", " + bytes_text(free_bytes) + " are free: trying"));
     }
     // The owned rows and the ghost rows around them.
     const std::size_t row_bytes = job_->row_bytes();

@@ -225,6 +225,7 @@ TEST(ThreadLimits, HostThreadsThatCannotStartStopTheOnesStarted) {
 }
 
 TEST(ThreadLimits, ARuntimeThatCannotStartItsWorkersFails) {
+  if (const std::string why = testing_support::why_limits_cannot_be_tested(); !why.empty()) GTEST_SKIP() << why;
   const int rc = in_child_with_process_limit(1, [] {
     return expect_thread_refusal([] { Runtime runtime(testing_support::cpu_devices(2, 2)); }, "cpu0 worker 0 of 2");
   });

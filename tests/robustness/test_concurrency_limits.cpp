@@ -12,6 +12,7 @@
 #include "hetstencil/hetstencil.hpp"
 #include "tests/robustness/common_args.hpp"
 #include "tests/robustness/harness.hpp"
+#include "tests/test_support.hpp"
 
 namespace hetstencil::robustness {
 namespace {
@@ -171,6 +172,7 @@ TEST(RobustSignals, AStopDuringTheWriteLeavesTheTargetWholeOrUntouched) {
 }
 
 TEST(RobustLimits, TooLittleAddressSpace) {
+  if (const std::string why = testing_support::why_limits_cannot_be_tested(); !why.empty()) GTEST_SKIP() << why;
   if (sanitized()) GTEST_SKIP() << "a sanitizer's shadow memory needs more address space than any limit tried here";
   Sandbox box;
   RunOptions limited;
@@ -183,6 +185,7 @@ TEST(RobustLimits, TooLittleAddressSpace) {
 }
 
 TEST(RobustLimits, WorkerThreadsThatCannotBeCreated) {
+  if (const std::string why = testing_support::why_limits_cannot_be_tested(); !why.empty()) GTEST_SKIP() << why;
   // RLIMIT_NPROC counts every process of a user and binds no root process: run
   // as uid 65534, whose processes here are only the one started.
   if (!why_not_root().empty()) GTEST_SKIP() << why_not_root();

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include "tests/test_support.hpp"
 
 namespace hetstencil {
 namespace {
@@ -55,6 +56,7 @@ void expect_refused(const std::string& args, const std::string& message_part) {
 }
 
 TEST(CliLimits, SidesAndGridsBeyondTheBoundsAreRefused) {
+  if (const std::string why = testing_support::why_limits_cannot_be_tested(); !why.empty()) GTEST_SKIP() << why;
   expect_refused("calibrate --nx 9223372036854775807", "--nx: must be a whole number from 1 to 1073741824");
   expect_refused("calibrate --nx 1073741824", "a grid may take 70368744177664 bytes (64.0 TiB) at most");
   expect_refused("calibrate --nx 4096 --max-rows 9223372036854775807", "--max-rows: must be a whole number from 0 to 1073741824");
@@ -79,6 +81,7 @@ TEST(CliLimits, ThreadAndDeviceCountsHaveBounds) {
 // the machine's memory is known; where memory can be plugged in as it is used
 // (virtio-mem) it is tried and fails with the project's message.
 TEST(CliLimits, GridsBeyondTheMachineAreRefusedBeforeAllocating) {
+  if (const std::string why = testing_support::why_limits_cannot_be_tested(); !why.empty()) GTEST_SKIP() << why;
   for (const std::string args : {"solve --no-calibrate --no-learn --nx 1048576 --ny 1048576",
                                  "solve --no-calibrate --no-learn --nx 1048576 --ny 1048576 --cpu-devices 2",
                                  "bench cpu --nx 1048576 --ny 1048576 --precision double",

@@ -64,8 +64,9 @@ Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::stri
   if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
   if (!t.this_machine || !(here == p->fingerprint)) return named_as_measured(*p);
   std::vector<DeviceInfo> devices;
-  for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device, "",
-                                                          cuda_compiled()})) {
+  // Mapped as the options choose: a CPU device beside chosen GPUs gives them a core, and is another device.
+  for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
+                                                          o.machine.devices, cuda_compiled()})) {
     devices.push_back(spec.info);
   }
   return mapped ? named_for(*p, devices) : named_as_measured(*p, devices);

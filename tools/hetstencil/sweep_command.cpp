@@ -117,8 +117,13 @@ int run_sweep(const SweepOptions& o) {
     HETSTENCIL_THROW(InvalidArgument, fmt::format("the shares must satisfy 0 <= --from ({}) <= --to ({}) <= 1 and "
                                                   "--step ({}) > 0", from, to, o.step));
   }
-  const auto steps = static_cast<std::int64_t>(std::floor((to - from) / o.step + 1e-9));
-  if (steps > 1000) HETSTENCIL_THROW(InvalidArgument, fmt::format("{} splits: take a larger --step", steps + 1));
+  // Counted in double: a tiny --step gives more splits than an integer holds.
+  const double splits = std::floor((to - from) / o.step + 1e-9) + 1.0;
+  if (splits > 1001.0) {
+    HETSTENCIL_THROW(InvalidArgument, fmt::format("{:g} splits from {} to {}: take a larger --step (1001 splits at most)",
+                                                  splits, from, to));
+  }
+  const auto steps = static_cast<std::int64_t>(splits) - 1;
 
   std::vector<Point> points;
   for (std::int64_t k = 0; k <= steps; ++k) {
