@@ -65,6 +65,10 @@ void check_topology_file(const std::string& path) {
   if (!xml || head.find("<topology") == std::string::npos) {
     HETSTENCIL_THROW(InvalidArgument, file + " is not an hwloc XML topology (no <topology> element); " + kXmlHint);
   }
+  // hwloc never writes entities; expanding them crashed hwloc 2.10's libxml2 reader.
+  if (head.find("<!ENTITY") != std::string::npos) {
+    HETSTENCIL_THROW(InvalidArgument, file + " declares XML entities, which no hwloc topology has; " + kXmlHint);
+  }
 }
 
 [[noreturn]] void throw_unreadable(const TopologySource& source) {

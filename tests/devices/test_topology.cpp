@@ -189,6 +189,9 @@ TEST(Topology, BadSourcesFailClearly) {
             std::string::npos);
   EXPECT_NE(file_failure("<topology><object type=\"Machine\"").find("is not a valid hwloc XML topology"),
             std::string::npos);
+  EXPECT_NE(file_failure("<?xml version=\"1.0\"?><!DOCTYPE t [<!ENTITY a \"aaaa\">]><topology>&a;</topology>")
+                .find("declares XML entities"),
+            std::string::npos);
   EXPECT_NE(failure_of(TopologySource{"", "pack:banana"}).find("'pack:banana' is not an hwloc synthetic topology"),
             std::string::npos);
   // A huge description is not echoed whole.

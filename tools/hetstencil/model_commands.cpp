@@ -64,9 +64,12 @@ Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::stri
   if (!p) HETSTENCIL_THROW(InvalidArgument, "no usable profile at " + path + " (run hetstencil calibrate)");
   if (!t.this_machine || !(here == p->fingerprint)) return named_as_measured(*p);
   std::vector<DeviceInfo> devices;
-  // Mapped as the options choose: a CPU device beside chosen GPUs gives them a core, and is another device.
+  // `mapped`: as the options choose (a CPU device beside chosen GPUs gives them a
+  // core, and is another device); otherwise the machine's default devices name
+  // what the profile has, and --devices then chooses among the profile's.
+  const std::string selection = mapped ? o.machine.devices : "";
   for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
-                                                          o.machine.devices, cuda_compiled()})) {
+                                                          selection, cuda_compiled()})) {
     devices.push_back(spec.info);
   }
   return mapped ? named_for(*p, devices) : named_as_measured(*p, devices);
