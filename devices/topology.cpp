@@ -88,7 +88,15 @@ TopologyHandle open_topology(const TopologySource& source) {
   TopologyHandle topology(raw);
   // Keep GPUs (and the PCI devices they hang from) to learn their locality.
   hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-  if (!source.xml_file.empty()) {
+  if (source.is_this_machine()) {
+    // The GPUs are read through CUDA itself (cuda_info); hwloc's GPU plugins would
+    // only start the drivers again (and leak what they allocate there).
+    for (const char* component : {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"}) {
+      if (hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component) != 0) {
+        spdlog::debug("hwloc: cannot leave out its {} component: {}", component, std::strerror(errno));
+      }
+    }
+  } else if (!source.xml_file.empty()) {
     check_topology_file(source.xml_file);
     if (hwloc_topology_set_xml(raw, source.xml_file.c_str()) != 0) throw_unreadable(source);
   } else if (!source.synthetic.empty()) {

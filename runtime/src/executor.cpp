@@ -171,7 +171,12 @@ void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_
                                             std::to_string(part.first_row) + " with " + std::to_string(part.rows) +
                                             " rows, expected a start at row " + std::to_string(next));
     }
-    next += part.rows;
+    if (part.rows > problem.ny) {
+      HETSTENCIL_THROW(InvalidArgument, "the plan gives device " + std::to_string(part.device) + " " +
+                                            std::to_string(part.rows) + " rows, more than the grid's " +
+                                            std::to_string(problem.ny));
+    }
+    next += part.rows;  // at most (devices + 1) x 2^30: no overflow
   }
   if (next != problem.ny + 1) {
     HETSTENCIL_THROW(InvalidArgument, "the plan covers rows 1.." + std::to_string(next - 1) + " of " +
