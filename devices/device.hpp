@@ -40,7 +40,7 @@ struct StencilJob {
   std::int64_t nx = 0;
   std::int64_t ny = 0;
   const void* initial = nullptr;  ///< (ny+2) x (nx+2) initial iterate, dense
-  void* result = nullptr;         ///< (ny+2) x (nx+2) solution, filled by detach()
+  void* result = nullptr;         ///< (ny+2) x (nx+2) solution, filled by detach(); none when null
   const void* h2f = nullptr;      ///< (ny+2) x (nx+2) h*h*f, or nullptr when the source is the spike
   bool grid_source = false;       ///< the right-hand side is a grid (h2f), even before h2f is set
   std::int64_t spike_row = -1;    ///< the spike's cell (h*h*f = 1 there), -1 when none
@@ -97,7 +97,8 @@ class Device {
   virtual void connect(const Device* /*top*/, const Device* /*bottom*/) {}
   /// Runs the job's stop rule, exchanging ghost rows through `port`.
   virtual void run(HaloPort& port) = 0;
-  /// Copies the owned rows of the final iterate into job.result; frees the slab.
+  /// Copies the owned rows of the final iterate into job.result (unless it is
+  /// null); frees the slab.
   virtual void detach() = 0;
 
   /// Host-visible first (Top) or last (Bottom) halo_depth() owned rows of

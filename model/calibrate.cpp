@@ -179,7 +179,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     check_memory_for(job, grid_size, slabs);
     Grid<T> grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(most, o.nx); });
     job.initial = grid.data();
-    job.result = grid.data();
+    job.result = nullptr;  // timings only: devices measured at once never write into the grid the others read
     for (auto& d : devices) d->attach(job, RowRange{1, most});
     spdlog::debug("calibration: CPU slabs of {} rows ready at {:.2f} s", most, budget.used());
     for (int pass = 0; pass < kCpuPasses; ++pass) {
@@ -337,7 +337,7 @@ void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs
     check_memory_for(job, grid_size, slabs);
     Grid<T> grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(sizes.back(), nx); });
     job.initial = grid.data();
-    job.result = grid.data();
+    job.result = nullptr;  // timings only: devices measured at once never write into the grid the others read
     const double row_bytes = static_cast<double>(job.row_bytes());
     for (std::int64_t rows : sizes) {
       for (int rep = 0; rep < 2; ++rep) {

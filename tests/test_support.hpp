@@ -13,6 +13,19 @@
 
 namespace hetstencil::testing_support {
 
+// Built with AddressSanitizer or ThreadSanitizer, whose shadow memory needs
+// more address space than any limit a test sets.
+inline bool sanitized() {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  return true;
+#endif
+#endif
+  return false;
+}
+
 // Under a tight limit of threads or address space the NVIDIA driver cannot
 // start (seen on an H100 host: its own thread start aborts the process, its
 // address reservation fails) before hetstencil does anything; tests of those

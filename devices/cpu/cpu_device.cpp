@@ -274,10 +274,12 @@ void CpuDevice::detach_rows(int worker) {
 }
 
 void CpuDevice::detach() {
-  dispatch(job_->precision, [&](auto zero) {
-    using T = decltype(zero);
-    team_.run([&](int w) { detach_rows<T>(w); });
-  });
+  if (job_->result) {
+    dispatch(job_->precision, [&](auto zero) {
+      using T = decltype(zero);
+      team_.run([&](int w) { detach_rows<T>(w); });
+    });
+  }
   for (auto& b : buffers_) b = NumaBuffer();
   // The job may end with the attachment (a caller's local): no use of it after.
   job_ = nullptr;

@@ -116,13 +116,15 @@ class CudaDevice final : public Device {
 
   void detach() override {
     use("copying the result back");
-    const std::size_t value = value_bytes(job_->precision);
-    const std::size_t row_bytes = job_->row_bytes();
-    char* dst = static_cast<char*>(job_->result) + static_cast<std::size_t>(rows_.first * job_->cols()) * value;
-    HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, row_bytes, slab_row(final_buffer_, 1),
-                                       static_cast<std::size_t>(layout_.pitch) * value, row_bytes,
-                                       static_cast<std::size_t>(rows_.count), cudaMemcpyDeviceToHost),
-                          context("copying its rows back to the host"));
+    if (job_->result) {
+      const std::size_t value = value_bytes(job_->precision);
+      const std::size_t row_bytes = job_->row_bytes();
+      char* dst = static_cast<char*>(job_->result) + static_cast<std::size_t>(rows_.first * job_->cols()) * value;
+      HETSTENCIL_CUDA_CHECK(cudaMemcpy2D(dst, row_bytes, slab_row(final_buffer_, 1),
+                                         static_cast<std::size_t>(layout_.pitch) * value, row_bytes,
+                                         static_cast<std::size_t>(rows_.count), cudaMemcpyDeviceToHost),
+                            context("copying its rows back to the host"));
+    }
     release();
   }
 

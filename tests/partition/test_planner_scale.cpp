@@ -86,7 +86,8 @@ TEST(PlannerScale, TheLargestIterationCountPlansAtOnce) {
   const auto start = std::chrono::steady_clock::now();
   const SplitPlan plan = plan_split(p, candidates(p), Precision::Double, kNx, 2048, stop);
   const Prediction again = predict(p, plan.devices, Precision::Double, kNx, stop);
-  EXPECT_LT(seconds_since(start), 1.0);
+  // Work per iteration would take centuries here; any closed form, seconds even under a sanitizer.
+  EXPECT_LT(seconds_since(start), 30.0);
   EXPECT_TRUE(std::isfinite(plan.prediction.total_s));
   EXPECT_GT(plan.prediction.total_s, 1e12);
   EXPECT_EQ(again.iterations, stop.max_iterations);
@@ -121,7 +122,8 @@ TEST(PlannerScale, ManyGpusShareTheGridEqually) {
       EXPECT_LE(hi - lo, 1) << gpus << " GPUs, ny " << ny;
       EXPECT_EQ(plan.devices.size() + plan.left_out.size(), static_cast<std::size_t>(gpus + 2));
       EXPECT_TRUE(std::isfinite(plan.prediction.total_s));
-      EXPECT_LT(took, 2.0) << gpus << " GPUs, ny " << ny;
+      // A search over device orders takes hours at 64 devices; this one, seconds even under a sanitizer.
+      EXPECT_LT(took, 30.0) << gpus << " GPUs, ny " << ny;
       std::printf("%d GPUs + 2 CPU sockets, %lld rows: planned in %.1f ms, %zu devices used\n", gpus,
                   static_cast<long long>(ny), took * 1e3, plan.devices.size());
     }

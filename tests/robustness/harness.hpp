@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_support.hpp"
+
 namespace hetstencil::robustness {
 
 namespace fs = std::filesystem;
@@ -112,6 +114,6 @@ bool some_file_holds(const fs::path& dir, const std::string& content);
 /// Why cases that need root (another uid, device nodes) cannot run here; empty when they can.
 std::string why_not_root();
 /// The CLI built with a sanitizer that reserves terabytes of address space (ulimit -v cannot apply).
-bool sanitized();
+using testing_support::sanitized;
 
 }  // namespace hetstencil::robustness
