@@ -155,15 +155,20 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   }
   for (unsigned attempt = 0; fd_ < 0; ++attempt) {
     temp_ = temporary_name(target_, attempt);
+    // Armed before it exists: a signal as it is created still removes it.
+    slot_ = arm(temp_);
     fd_ = open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // less the umask
-    if (fd_ < 0 && (errno != EEXIST || attempt == 100)) {
+    if (fd_ < 0) {
       const int error = errno;
-      temp_.clear();
-      HETSTENCIL_THROW(InvalidArgument, "cannot write '" + path_ + "' in '" + directory_of(target_) +
-                                            "': " + std::strerror(error));
+      disarm(slot_);
+      slot_ = -1;
+      if (error != EEXIST || attempt == 100) {
+        temp_.clear();
+        HETSTENCIL_THROW(InvalidArgument, "cannot write '" + path_ + "' in '" + directory_of(target_) +
+                                              "': " + std::strerror(error));
+      }
     }
   }
-  slot_ = arm(temp_);
   if (exists) {
     // The replacement keeps the old file's mode and, where allowed, its owner.
     if (fchmod(fd_, st.st_mode & 07777) != 0) {
