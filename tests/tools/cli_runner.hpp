@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +25,7 @@ struct CliResult {
   int exit_code = -1;  // -1: it did not exit (a signal)
   std::string out;
   std::string err;
+  double seconds = 0.0;  // by run_command_line
 };
 
 inline std::string read_all(const std::filesystem::path& file) {
@@ -64,6 +68,27 @@ inline CliResult run_command(const std::string& cli, const std::vector<std::stri
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   r.out = read_all(out_file);
   r.err = read_all(err_file);
+  return r;
+}
+
+/// Runs the command line `cli args` through the shell, as a user types it
+/// (quotes, redirections), with the profile cache `cache`.
+inline CliResult run_command_line(const std::string& cli, const std::string& args,
+                                  const std::filesystem::path& cache) {
+  const auto err_file = own_folder("hetstencil_cli_output") / "line_err";
+  const std::string command = "XDG_CACHE_HOME=" + cache.string() + " " + cli + " " + args + " 2>" + err_file.string();
+  CliResult r;
+  const auto start = std::chrono::steady_clock::now();
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buffer{};
+  std::size_t n = 0;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
+  const int status = pclose(pipe);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.err = read_all(err_file);
+  std::filesystem::remove(err_file);
   return r;
 }
 

@@ -19,16 +19,15 @@
 
 #include "hetstencil/reference.hpp"
 
+#include "tests/tools/cli_runner.hpp"
+
 namespace hetstencil {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout
-  std::string err;  // stderr
-};
+using CliRun = test::CliResult;
+const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
 // A cache of the test's own (each test runs in a process of its own): no test
 // reads or writes the user's profile.
@@ -50,23 +49,7 @@ class RemoveTestFiles : public ::testing::Environment {
 };
 const auto* const remove_test_files = ::testing::AddGlobalTestEnvironment(new RemoveTestFiles);
 
-CliRun run_cli(const std::string& args) {
-  const fs::path err_file = fs::temp_directory_path() / ("hetstencil_cli_err_" + std::to_string(getpid()));
-  const std::string command = "XDG_CACHE_HOME=" + test_cache().string() + " " + std::string(HETSTENCIL_CLI) + " " + args +
-                              " 2>" + err_file.string();
-  CliRun r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  fs::remove(err_file);
-  return r;
-}
+CliRun run_cli(const std::string& args) { return test::run_command_line(HETSTENCIL_CLI, args, test_cache()); }
 
 // Plots are drawn by python3-matplotlib, which tools/setup.sh installs; a
 // machine without it (the GPU image) skips the tests that draw.

@@ -14,16 +14,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/tools/cli_runner.hpp"
+
 namespace hetstencil {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using CliRun = test::CliResult;
+const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
 class CliFiles : public ::testing::Test {
  protected:
@@ -37,19 +36,7 @@ class CliFiles : public ::testing::Test {
 
   // `args` run with the test's own cache (or `cache`).
   CliRun run(const std::string& args, const std::string& cache = "") const {
-    const fs::path err = dir_ / "stderr.txt";
-    const std::string command = "XDG_CACHE_HOME=" + (cache.empty() ? (dir_ / "cache").string() : cache) + " " +
-                                HETSTENCIL_CLI + " " + args + " 2>" + err.string();
-    CliRun r;
-    FILE* pipe = popen(command.c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buffer{};
-    std::size_t n = 0;
-    while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-    const int status = pclose(pipe);
-    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = read(err);
-    return r;
+    return test::run_command_line(HETSTENCIL_CLI, args, cache.empty() ? dir_ / "cache" : fs::path(cache));
   }
   static std::string read(const fs::path& path) {
     std::ifstream in(path);

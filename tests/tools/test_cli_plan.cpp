@@ -15,17 +15,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/tools/cli_runner.hpp"
+
 namespace hetstencil {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-  double seconds = 0.0;
-};
+using CliRun = test::CliResult;
+const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
 fs::path test_cache() { return fs::temp_directory_path() / ("hetstencil_cli_plan_cache_" + std::to_string(getpid())); }
 
@@ -45,25 +43,7 @@ class RemoveTestFiles : public ::testing::Environment {
 const auto* const remove_test_files = ::testing::AddGlobalTestEnvironment(new RemoveTestFiles);
 
 // The command with a cache of the test's own (no test touches the user's profile).
-CliRun run_cli(const std::string& args) {
-  const fs::path err_file = fs::temp_directory_path() / ("hetstencil_cli_plan_err_" + std::to_string(getpid()));
-  const std::string command = "XDG_CACHE_HOME=" + test_cache().string() + " " + std::string(HETSTENCIL_CLI) + " " +
-                              args + " 2>" + err_file.string();
-  CliRun r;
-  const auto start = std::chrono::steady_clock::now();
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buffer{};
-  std::size_t n = 0;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) r.out.append(buffer.data(), n);
-  const int status = pclose(pipe);
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  fs::remove(err_file);
-  return r;
-}
+CliRun run_cli(const std::string& args) { return test::run_command_line(HETSTENCIL_CLI, args, test_cache()); }
 
 // Refused before anything runs, saying each of `parts`, never the library's words.
 void expect_refused(const std::string& args, std::initializer_list<std::string> parts) {
