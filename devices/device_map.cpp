@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "hetstencil/error.hpp"
-#include "partition/even_split.hpp"
+#include "core/even_split.hpp"
 
 namespace hetstencil {
 namespace {

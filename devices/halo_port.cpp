@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "hetstencil/error.hpp"
-#include "runtime/src/residual.hpp"
+#include "core/residual.hpp"
 
 namespace hetstencil {
 

@@ -17,10 +17,10 @@
 #include "devices/cuda/cuda_device.hpp"
 #include "devices/sync.hpp"
 #include "hetstencil/grid.hpp"
-#include "model/robust.hpp"
-#include "runtime/src/dispatch.hpp"
-#include "runtime/src/timing_grid.hpp"
-#include "runtime/src/executor.hpp"
+#include "core/robust.hpp"
+#include "core/dispatch.hpp"
+#include "core/timing_grid.hpp"
+#include "runtime/executor.hpp"
 
 namespace hetstencil {
 namespace {

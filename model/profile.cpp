@@ -17,7 +17,7 @@
 
 #include "devices/cuda/cuda_info.hpp"
 #include "hetstencil/error.hpp"
-#include "runtime/src/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 namespace hetstencil {
 namespace {

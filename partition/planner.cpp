@@ -9,7 +9,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "hetstencil/error.hpp"
-#include "partition/even_split.hpp"
+#include "core/even_split.hpp"
 
 namespace hetstencil {
 namespace {

@@ -7,9 +7,9 @@
 #include "devices/cpu/jacobi_kernels.hpp"
 #include "devices/halo_port.hpp"
 #include "hetstencil/error.hpp"
-#include "model/robust.hpp"
-#include "runtime/src/dispatch.hpp"
-#include "runtime/src/residual.hpp"
+#include "core/robust.hpp"
+#include "core/dispatch.hpp"
+#include "core/residual.hpp"
 
 namespace hetstencil {
 namespace {

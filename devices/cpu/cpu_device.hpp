@@ -11,7 +11,7 @@
 #include "devices/cpu/numa_buffer.hpp"
 #include "devices/cpu/worker_team.hpp"
 #include "devices/device.hpp"
-#include "partition/even_split.hpp"
+#include "core/even_split.hpp"
 
 namespace hetstencil {
 

@@ -16,8 +16,8 @@
 #include "devices/cuda/jacobi_kernels.cuh"
 #include "devices/cuda/peer_access.hpp"
 #include "devices/cuda/variant_kernels.cuh"
-#include "model/robust.hpp"
-#include "runtime/src/dispatch.hpp"
+#include "core/robust.hpp"
+#include "core/dispatch.hpp"
 
 namespace hetstencil {
 namespace {

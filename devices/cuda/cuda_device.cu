@@ -15,7 +15,7 @@
 #include "devices/cuda/jacobi_kernels.cuh"
 #include "devices/cuda/variant_kernels.cuh"
 #include "devices/halo_port.hpp"
-#include "runtime/src/dispatch.hpp"
+#include "core/dispatch.hpp"
 
 namespace hetstencil {
 namespace {

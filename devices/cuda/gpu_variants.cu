@@ -9,8 +9,8 @@
 #include "devices/cuda/jacobi_kernels.cuh"
 #include "devices/cuda/variant_kernels.cuh"
 #include "hetstencil/reference.hpp"
-#include "runtime/src/dispatch.hpp"
-#include "runtime/src/source_term.hpp"
+#include "core/dispatch.hpp"
+#include "core/source_term.hpp"
 
 namespace hetstencil {
 namespace {

@@ -12,7 +12,7 @@
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
 #include "hetstencil/runtime.hpp"
-#include "runtime/src/executor.hpp"
+#include "runtime/executor.hpp"
 #include "tests/test_support.hpp"
 
 namespace hetstencil {

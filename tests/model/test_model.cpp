@@ -10,7 +10,7 @@
 #include "model/learn.hpp"
 #include "model/predict.hpp"
 #include "model/profile.hpp"
-#include "model/robust.hpp"
+#include "core/robust.hpp"
 
 namespace hetstencil {
 namespace {

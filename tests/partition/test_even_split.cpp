@@ -3,7 +3,7 @@
 #include "hetstencil/error.hpp"
 #include "hetstencil/runtime.hpp"
 #include "tests/test_support.hpp"
-#include "partition/even_split.hpp"
+#include "core/even_split.hpp"
 
 namespace hetstencil {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "hetstencil/error.hpp"
-#include "runtime/src/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 namespace hetstencil {
 namespace {

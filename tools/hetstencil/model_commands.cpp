@@ -16,7 +16,7 @@
 #include "hetstencil/error.hpp"
 #include "model/calibrate.hpp"
 #include "model/predict.hpp"
-#include "partition/even_split.hpp"
+#include "core/even_split.hpp"
 #include "partition/planner.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"

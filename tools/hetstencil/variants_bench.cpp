@@ -17,7 +17,7 @@
 #include "hetstencil/error.hpp"
 #include "hetstencil/npy.hpp"
 #include "hetstencil/reference.hpp"
-#include "model/robust.hpp"
+#include "core/robust.hpp"
 #include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/plot.hpp"
 #include "tools/hetstencil/problem_options.hpp"

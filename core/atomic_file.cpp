@@ -1,4 +1,4 @@
-#include "runtime/src/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 #include <fcntl.h>
 #include <signal.h>

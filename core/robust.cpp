@@ -1,4 +1,4 @@
-#include "model/robust.hpp"
+#include "core/robust.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,9 +6,9 @@
 #include <cstring>
 #include <variant>
 
-#include "runtime/src/dispatch.hpp"
-#include "runtime/src/residual.hpp"
-#include "runtime/src/source_term.hpp"
+#include "core/dispatch.hpp"
+#include "core/residual.hpp"
+#include "core/source_term.hpp"
 
 namespace hetstencil {
 namespace {

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "hetstencil/error.hpp"
-#include "runtime/src/atomic_file.hpp"
+#include "core/atomic_file.hpp"
 
 namespace hetstencil {
 namespace {

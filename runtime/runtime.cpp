@@ -10,8 +10,8 @@
 #include "devices/device_map.hpp"
 #include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
-#include "partition/even_split.hpp"
-#include "runtime/src/executor.hpp"
+#include "core/even_split.hpp"
+#include "runtime/executor.hpp"
 
 namespace hetstencil {
 

@@ -1,4 +1,4 @@
-#include "runtime/src/executor.hpp"
+#include "runtime/executor.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -15,8 +15,8 @@
 #include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
-#include "runtime/src/dispatch.hpp"
-#include "runtime/src/source_term.hpp"
+#include "core/dispatch.hpp"
+#include "core/source_term.hpp"
 
 namespace hetstencil {
 namespace {
