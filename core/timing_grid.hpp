@@ -9,7 +9,7 @@
 namespace hetstencil {
 
 /// Made by a multiplicative hash of the index rather than a random engine:
-/// std::mt19937 with a uniform distribution took 4.6 s for a 16384^2 float grid
+/// std::mt19937 with a uniform distribution takes 4.6 s for a 16384^2 float grid
 /// on a 2-core VM, most of a calibration's budget; this takes 0.2 s.
 template <class T>
 Grid<T> timing_grid(std::int64_t ny, std::int64_t nx) {

@@ -70,7 +70,7 @@ std::vector<std::int64_t> cache_edges(const std::vector<const DeviceSpec*>& cpus
 // Beyond a few times the rows its cache holds a CPU device streams its slabs
 // from memory and its time grows in proportion to its rows: the curve's last
 // segment carries on. Measuring further (a 16384^2 float grid: 2 GiB of
-// slabs to set up, 25 ms sweeps) took most of a calibration's budget.
+// slabs to set up, 25 ms sweeps) would take most of a calibration's budget.
 std::int64_t cpu_rows_worth_measuring(const std::vector<const DeviceSpec*>& cpus, std::int64_t nx,
                                       Precision precision, std::int64_t most) {
   const auto row = static_cast<double>(row_bytes(nx, precision));
@@ -116,7 +116,7 @@ class Budget {
   double marked_ = 0.0;
 };
 
-// What the loops and the set-up took on the H100 host (see -v): kept free
+// What the loops and the set-up take on the H100 host (see -v): kept free
 // when the CPU curves are measured.
 constexpr double kAfterCurvesSeconds = 1.0;
 constexpr double kCpuPointSeconds = 0.02;
@@ -129,13 +129,13 @@ constexpr int kMostCpuRepetitions = 101;
 // starts on all of them together, so that devices that share a memory
 // controller and a cache are measured sharing them; and beside every GPU
 // sweeping, its host thread waiting as a GPU device's does: on the H100 host
-// the CPU device swept 500 / 1000 / 2000 rows of 16384 floats in 0.37 / 0.98 /
+// the CPU device sweeps 500 / 1000 / 2000 rows of 16384 floats in 0.37 / 0.98 /
 // 2.08 ms alone and 1.13 / 2.09 / 2.08 ms beside the GPU (bench cpu
 // --beside-gpus); in solves beside it, either, from one run to the next.
 // A short point's samples are taken in three passes over the points, so that a
 // spell of a slower machine (a neighbour on a shared host) moves every point
 // a little and none a lot: taken at once, on a 2-core VM, one point of a curve
-// moved by half between calibrations while its neighbours did not.
+// can move by half between calibrations while its neighbours do not.
 void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
                 const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
                 std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
@@ -310,8 +310,8 @@ double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision 
 // two slab sizes, fitted as latency + bytes / bandwidth. Called for the GPUs
 // and the CPU devices apart: in a solve the CPU's slab is a few percent of the
 // GPUs', and first-touching one as large as theirs beside their copies
-// halved the GPUs' measured bandwidth (H100 host: 3.9 GB/s calibrated, 7.4
-// measured in the solve).
+// halves the GPUs' bandwidth (H100 host: 3.9 GB/s against 7.4 GB/s beside a
+// CPU slab of a solve's size).
 void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs, Precision precision, std::int64_t nx,
                   std::int64_t most, Profile& profile) {
   std::vector<std::unique_ptr<Device>> devices;

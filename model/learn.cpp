@@ -34,12 +34,13 @@ int learn(Profile& profile, const Report& report, double weight, const VariantCh
     if (gpus && kind_of(dp) == DeviceKind::Cpu) {
       // Its curve was calibrated beside loaded GPUs and stays; what moves
       // is how much slower it can be: its slow iterations (the GPU waits for
-      // those, not for its mean: H100 host, a CPU share whose mean sweep was
-      // within 2% of its curve and 17% under the GPU's made it wait 0.05 ms
-      // an iteration) in the slowest run, forgotten slowly. On the H100 host,
-      // forgotten a quarter a run, a 2.6x slowdown was back to 1.7x after four
-      // runs and the fifth was 2.3x slower than its curve. A whole run's
-      // average is no spike: 4x slower runs were seen there.
+      // those, not for its mean: on the H100 host a CPU share whose mean sweep
+      // is within 2% of its curve and 17% under the GPU's makes it wait 0.05 ms
+      // an iteration) in the slowest run, forgotten slowly: a slowdown returns
+      // after faster runs (H100 host: 2.3x slower than its curve five runs
+      // after a 2.6x one), and a share sized for the faster runs makes the GPUs
+      // wait. A whole run's average is no spike: runs 4x slower than the
+      // curve happen there.
       const double slow = std::max(measured, d.compute_p90_s);
       const double forgotten = 1.0 + (dp.slowdown_beside_gpus - 1.0) * (1.0 - kSlowdownForgottenPerRun);
       dp.slowdown_beside_gpus = std::max({1.0, slow / expected, forgotten});

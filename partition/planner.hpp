@@ -29,9 +29,9 @@ struct SplitPlan {
 
 /// Beside GPUs a set of devices with CPU devices is chosen only when it is
 /// predicted to finish this much sooner than without them. On the H100 host a
-/// CPU device's share saved 0.4-2.6% in solves where it kept pace and cost
-/// 14-57% in those where it swept 2-4x slower than calibrated, before its
-/// slowdown was learnt (and at times after: a slowdown can exceed the last).
+/// CPU device's share saves 0.4-2.6% in solves where it keeps pace and costs
+/// 14-57% in those where it sweeps 2-4x slower than calibrated, which a learnt
+/// slowdown does not always foresee (a slowdown can exceed the last).
 constexpr double kLeastGainBesideGpus = 0.05;
 
 /// "cpu0 sized for sweeps 20% slower than its curve" for each device so

@@ -5,7 +5,7 @@
 // each other, so they are all in flight at once. The update is evaluated in the
 // reference's order and the build uses -fmad=false, so the bits equal the CPU's.
 // The same pass can also fold the residual of the iterate it reads, in the
-// canonical order of runtime/src/residual.hpp, at no extra memory traffic.
+// canonical order of core/residual.hpp, at no extra memory traffic.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -93,7 +93,7 @@ __device__ __forceinline__ void neighbours(const Cells<T>& c, T outer, int lane,
   e = {{c.v[1], c.v[2], c.v[3], lane == 31 ? outer : right}};
 }
 
-// The segment's 128 squares added as runtime/src/residual.hpp defines: each
+// The segment's 128 squares added as core/residual.hpp defines: each
 // lane adds its 4 cells as (c0 + c1) + (c2 + c3), then lanes 2d apart add the
 // neighbour d lanes away. The result is valid on lane 0.
 __device__ __forceinline__ double fold_segment(const double q[4]) {

@@ -38,8 +38,9 @@
 
 namespace hetstencil::cuda {
 
-// The async tiles' shape (measured for the earlier tiled blocked kernel on an
-// H100: 128 x 32 was best of 128/256 x 16/32/64). Overridable at build time.
+// The async tiles' shape: 128 x 32, the best of 128/256 x 16/32/64 for a tiled
+// Jacobi sweep on an H100 (not tuned for the async variants themselves).
+// Overridable at build time.
 #ifndef HETSTENCIL_TILE_COLUMNS
 #define HETSTENCIL_TILE_COLUMNS 128
 #endif

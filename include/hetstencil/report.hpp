@@ -16,7 +16,7 @@ namespace hetstencil {
 /// The discrete residual r = f - A u over the interior, A u = (4u - neighbours) / h^2.
 /// Thread safety (this and every type below): a value, safe to copy across threads.
 /// l2 is the grid norm sqrt(h^2 * sum r^2), max the largest |r|. The sum follows one
-/// fixed order (see runtime/src/residual_row.hpp), so every split gives the same bits.
+/// fixed order (see core/residual.hpp), so every split gives the same bits.
 struct Residual {
   double l2 = 0.0;
   double max = 0.0;

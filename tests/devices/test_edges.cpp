@@ -135,7 +135,8 @@ TEST(MemoryCheck, ASolveTooLargeForItsNodeIsRefused) {
 }
 
 // The job of an attachment may end with it (bench cpu's is a local): what the
-// device says of its slab after detach() reads none of it (ASan saw the read).
+// device says of its slab after detach() reads none of it (such a read is a
+// use after scope, which ASan reports).
 TEST(DetachedDevice, ReadsNothingOfItsJobAfterDetach) {
   const Topology topology = load_topology();
   const DeviceSpec spec = map_devices(topology, DeviceMapOptions{1, 2, "", false}).front();

@@ -1,6 +1,6 @@
 // Machines of thousands of cores are read in seconds: ctest's TIMEOUT on these
 // tests (tests/CMakeLists.txt) fails a reading that grows with the square of
-// the machine, which took minutes for the larger one.
+// the machine, which would take minutes for the larger one.
 #include <gtest/gtest.h>
 
 #include "devices/device_map.hpp"

@@ -69,7 +69,7 @@ TEST(CliLimits, SidesAndGridsBeyondTheBoundsAreRefused) {
 }
 
 // Thread and device counts beyond any machine: refused at once, not mapped
-// (2^31 workers took minutes to lay out before any was started).
+// (laying out 2^31 workers would take minutes before any started).
 TEST(CliLimits, ThreadAndDeviceCountsHaveBounds) {
   expect_refused("solve --no-calibrate --no-learn --nx 8 --ny 8 --threads 2147483647",
                  "--threads: must be a whole number from 0 to 4096");
