@@ -232,8 +232,9 @@ void CpuDevice::run(Endpoint& port) {
 }
 
 RowBlock CpuDevice::halo_block(int buffer, std::int64_t r) const {
-  return {static_cast<char*>(buffers_[buffer].data()) + static_cast<std::size_t>((r + ghosts_[0] - 1) * pitch_) * value_bytes_,
-          static_cast<std::size_t>(pitch_) * value_bytes_};
+  const std::size_t pitch_bytes = static_cast<std::size_t>(pitch_) * value_bytes_;
+  return {static_cast<char*>(buffers_[buffer].data()) + static_cast<std::size_t>(r + ghosts_[0] - 1) * pitch_bytes,
+          pitch_bytes};
 }
 
 RowBlock CpuDevice::Halo::edge(Side side, std::int64_t t) const {

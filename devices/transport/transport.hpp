@@ -64,8 +64,9 @@ class Endpoint {
   /// Our edge rows of iterate t, and what send() started for them, are complete.
   virtual void post(std::int64_t t) = 0;
   /// Starts filling our `rows` ghost rows on `side` with the neighbour's edge
-  /// rows of iterate t; waits (spinning, then sleeping) until the neighbour has
-  /// posted t. Only for a side with a neighbour.
+  /// rows of iterate t. The wait for the neighbour's post(t) happens here or in
+  /// the completion (the shared-memory transport waits here, spinning, then
+  /// sleeping, and copies at once). Only for a side with a neighbour.
   virtual Completion receive(Side side, std::int64_t t, std::int64_t rows) = 0;
   /// Collective over all devices at iterate t: this device's squared-residual
   /// row sums (one per owned row, in order) and its largest |rho|. Returns the
