@@ -5,8 +5,10 @@
 // a blocked one, which sweeps K times between exchanges (the ghost zone shrinks
 // by a row a sweep, so the owned rows stay exact) and trades K rows at a time.
 // It runs the iterations itself (its own threads, its own overlap of exchange
-// and compute) and talks to its neighbours only through a HaloPort. Devices
-// never see each other's type: the algorithm is the same for a CPU socket and a GPU.
+// and compute) and talks to its neighbours only through its Endpoint of the
+// solve's Transport (devices/transport/), which moves rows between their
+// memories. Devices never see each other's type or memory: the algorithm is the
+// same for a CPU socket and a GPU.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,8 @@
 
 namespace hetstencil {
 
-class HaloPort;
+class Endpoint;
+class HaloRows;
 
 /// Rows above (Top, smaller row index) or below (Bottom) a slab.
 enum class Side { Top = 0, Bottom = 1 };
@@ -63,12 +66,6 @@ struct StencilJob {
   }
 };
 
-/// halo_depth() rows of a slab in grid order, `pitch` bytes apart.
-struct EdgeRows {
-  const void* data = nullptr;
-  std::size_t pitch = 0;
-};
-
 /// Per-device timings of the last run.
 struct DeviceTimes {
   double compute_s = 0.0;
@@ -91,25 +88,14 @@ class Device {
   /// Allocates the slab for `rows` and copies the initial values in, ghost rows
   /// included (the set-up transfer). The job outlives the attachment.
   virtual void attach(const StencilJob& job, RowRange rows) = 0;
-  /// Once all devices are attached, before the iterations: prepares the paths
-  /// to the neighbouring devices (nullptr at the grid's edges), e.g. GPU peer
-  /// access, so that the iterations do not pay for it. Part of the set-up.
-  virtual void connect(const Device* /*top*/, const Device* /*bottom*/) {}
+  /// Where the attached slab keeps the rows its transport moves, and how they
+  /// are copied in and out; valid until detach().
+  virtual HaloRows& halo() = 0;
   /// Runs the job's stop rule, exchanging ghost rows through `port`.
-  virtual void run(HaloPort& port) = 0;
+  virtual void run(Endpoint& port) = 0;
   /// Copies the owned rows of the final iterate into job.result (unless it is
   /// null); frees the slab.
   virtual void detach() = 0;
-
-  /// Host-visible first (Top) or last (Bottom) halo_depth() owned rows of
-  /// iterate t, columns 0..nx+1. Valid once the device has published t, until
-  /// its neighbours have published the end of the next round.
-  virtual EdgeRows edge_rows(Side side, std::int64_t t) const = 0;
-
-  /// The CUDA device index of a GPU device, -1 for others.
-  virtual int cuda_device() const { return -1; }
-  /// For a GPU device: the same edge rows in GPU memory (for peer copies).
-  virtual EdgeRows device_edge_rows(Side /*side*/, std::int64_t /*t*/) const { return {}; }
 
   virtual DeviceTimes times() const = 0;
 };

@@ -5,14 +5,15 @@
 #include <condition_variable>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include <spdlog/spdlog.h>
 
-#include "devices/halo_port.hpp"
 #include "devices/memory.hpp"
 #include "devices/sync.hpp"
+#include "devices/transport/transport.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
 #include "core/dispatch.hpp"
@@ -24,18 +25,18 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Calls the watcher every few tenths of a second from a thread of its own while
-// the devices iterate; it reads the exchange's counters and never makes a
+// the devices iterate; it reads the transport's counters and never makes a
 // device wait. Stops (without a last call) when destroyed.
 class ProgressMonitor {
  public:
-  ProgressMonitor(const ProgressWatch& watch, Exchange& exchange) {
+  ProgressMonitor(const ProgressWatch& watch, Transport& transport) {
     if (!watch.callback) return;
-    thread_ = start_thread("the progress thread", [this, watch, &exchange] {
+    thread_ = start_thread("the progress thread", [this, watch, &transport] {
       const Clock::time_point start = Clock::now();
       const auto every = std::chrono::duration<double>(std::max(watch.every_s, 0.01));
       std::unique_lock<std::mutex> lock(mutex_);
       while (!wake_.wait_for(lock, every, [this] { return done_; })) {
-        Progress p = exchange.progress();
+        Progress p = transport.progress();
         p.elapsed_s = std::chrono::duration<double>(Clock::now() - start).count();
         lock.unlock();
         try {
@@ -106,25 +107,24 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
 
   Report report;
   report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, {}, host_thread);
-  report.setup_s += run_on_threads(n, [&](std::size_t k) {
-    devices[k]->connect(k > 0 ? devices[k - 1] : nullptr, k + 1 < n ? devices[k + 1] : nullptr);
-  }, {}, host_thread);
-  Exchange exchange(devices, rows, job, problem.h(), spins);
+  const std::unique_ptr<Transport> transport = make_transport(devices, rows, job, problem.h(), spins);
+  report.setup_s += run_on_threads(n, [&](std::size_t k) { transport->connect(k); }, {}, host_thread);
   spdlog::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
   {
-    ProgressMonitor monitor(watch, exchange);
-    report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(exchange.port(k)); },
-                                    [&] { exchange.abort(); }, host_thread);
+    ProgressMonitor monitor(watch, *transport);
+    report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(transport->endpoint(k)); },
+                                    [&] { transport->abort(); }, host_thread);
   }
   report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
 
   report.nx = problem.nx;
   report.ny = problem.ny;
   report.precision = problem.precision;
-  report.iterations = exchange.final_iteration();
-  report.converged = exchange.converged();
-  report.residual = exchange.final_residual();
-  report.initial_residual = exchange.initial_residual();
+  const ExchangeOutcome outcome = transport->outcome();
+  report.iterations = outcome.final_iteration;
+  report.converged = outcome.converged;
+  report.residual = outcome.final_residual;
+  report.initial_residual = outcome.initial_residual;
   report.gcells_per_s = report.solve_s > 0.0 ? static_cast<double>(problem.cells()) *
                                                    static_cast<double>(report.iterations) / report.solve_s / 1e9
                                              : 0.0;

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "devices/cpu/jacobi_kernels.hpp"
-#include "devices/halo_port.hpp"
+#include "devices/transport/transport.hpp"
 #include "hetstencil/error.hpp"
 #include "core/robust.hpp"
 #include "core/dispatch.hpp"
@@ -160,7 +160,7 @@ void CpuDevice::copy_rows(int worker, int from) {
 // the other workers from running ahead of it. A round's sweeps cover the ghost
 // rows but the outermost ones (a sync solve's round: the owned rows, once).
 template <class T>
-void CpuDevice::run_iterations(int worker, HaloPort& port) {
+void CpuDevice::run_iterations(int worker, Endpoint& port) {
   const bool leader = worker == 0;
   const Clock::time_point start = Clock::now();
   const std::int64_t swept_begin = 2 - ghosts_[0];
@@ -191,7 +191,7 @@ void CpuDevice::run_iterations(int worker, HaloPort& port) {
       const double swept = std::chrono::duration<double>(exchange_begin - sweep_begin).count();
       times_.compute_s += swept;
       if (t > round_begin) round_compute_.push_back(swept / static_cast<double>(t - round_begin));
-      exchange<T>(port, t);
+      exchange(port, t);
       times_.exchange_s += seconds_since(exchange_begin);
     }
     team_.sync();
@@ -202,39 +202,26 @@ void CpuDevice::run_iterations(int worker, HaloPort& port) {
   }
 }
 
-template <class T>
-void CpuDevice::exchange(HaloPort& port, std::int64_t t) {
+void CpuDevice::exchange(Endpoint& port, std::int64_t t) {
   const std::int64_t depth = job_->halo_depth();
-  const int buffer = static_cast<int>(t % 2);
   if (depth > 1) {
-    // Staged before publishing: the neighbours read the slot, not the buffers.
-    // Only sides with a neighbour: a device alone may own fewer rows than the depth.
-    unsigned char* slot = staged_[next_slot_].data();
-    for (Side side : {Side::Top, Side::Bottom}) {
-      if (!port.has_neighbour(side)) continue;
-      const std::int64_t first = side == Side::Top ? 1 : rows_.count - depth + 1;
-      for (std::int64_t i = 0; i < depth; ++i) {
-        std::memcpy(slot + static_cast<std::size_t>(static_cast<int>(side) * depth + i) * job_->row_bytes(),
-                    row<T>(buffer, first + i), job_->row_bytes());
-      }
-    }
+    // The slot Halo::host_edge gives for iterate t; the neighbours read the
+    // other one, if any, until they post the end of their next round.
     staged_t_[next_slot_] = t;
     next_slot_ = 1 - next_slot_;
   }
-  port.publish(t);
-  port.wait_neighbours(t);
   for (Side side : {Side::Top, Side::Bottom}) {
-    if (!port.has_neighbour(side)) continue;
-    const EdgeRows edge = port.neighbour_edge(side, t);
-    const std::int64_t first = side == Side::Top ? 1 - depth : rows_.count + 1;
-    for (std::int64_t i = 0; i < depth; ++i) {
-      std::memcpy(row<T>(buffer, first + i), static_cast<const unsigned char*>(edge.data) + i * edge.pitch,
-                  job_->row_bytes());
-    }
+    if (port.has_neighbour(side)) port.send(side, t, depth);
   }
+  port.post(t);
+  Completion fills[2];
+  for (Side side : {Side::Top, Side::Bottom}) {
+    if (port.has_neighbour(side)) fills[static_cast<int>(side)] = port.receive(side, t, depth);
+  }
+  for (Completion& fill : fills) fill.wait();
 }
 
-void CpuDevice::run(HaloPort& port) {
+void CpuDevice::run(Endpoint& port) {
   stop_ = false;
   round_compute_.clear();
   round_compute_.reserve(static_cast<std::size_t>(std::min<std::int64_t>(job_->stop.max_iterations + 1, 1 << 20)));
@@ -244,22 +231,37 @@ void CpuDevice::run(HaloPort& port) {
   });
 }
 
+RowBlock CpuDevice::halo_block(int buffer, std::int64_t r) const {
+  const std::size_t pitch_bytes = static_cast<std::size_t>(pitch_) * value_bytes_;
+  return {static_cast<char*>(buffers_[buffer].data()) + static_cast<std::size_t>(r + ghosts_[0] - 1) * pitch_bytes,
+          pitch_bytes};
+}
+
+RowBlock CpuDevice::Halo::edge(Side side, std::int64_t t) const {
+  CpuDevice& d = device_;
+  const std::int64_t first = side == Side::Top ? 1 : d.rows_.count - d.job_->halo_depth() + 1;
+  return d.halo_block(static_cast<int>(t % 2), first);
+}
+
 // One row a round: iterate t stays in its buffer until the neighbours have
 // taken it (we overwrite it only in the round after their next). Deeper: the slot.
-EdgeRows CpuDevice::edge_rows(Side side, std::int64_t t) const {
-  const std::int64_t depth = job_->halo_depth();
-  if (depth == 1) {
-    const std::int64_t r = side == Side::Top ? 1 : rows_.count;
-    return {static_cast<const char*>(buffers_[t % 2].data()) +
-                static_cast<std::size_t>((r + ghosts_[0] - 1) * pitch_) * value_bytes(job_->precision),
-            static_cast<std::size_t>(pitch_) * value_bytes(job_->precision)};
+RowBlock CpuDevice::Halo::host_edge(Side side, std::int64_t t) const {
+  CpuDevice& d = device_;
+  const std::int64_t depth = d.job_->halo_depth();
+  if (depth == 1) return edge(side, t);
+  const int slot = d.staged_t_[0] == t ? 0 : 1;
+  if (d.staged_t_[slot] != t) {
+    HETSTENCIL_THROW(Error, d.info_.name + ": no edge rows of iterate " + std::to_string(t) + " are staged");
   }
-  const int slot = staged_t_[0] == t ? 0 : 1;
-  if (staged_t_[slot] != t) {
-    HETSTENCIL_THROW(Error, info_.name + ": no edge rows of iterate " + std::to_string(t) + " are staged");
-  }
-  return {staged_[slot].data() + static_cast<std::size_t>(static_cast<int>(side) * depth) * job_->row_bytes(),
-          job_->row_bytes()};
+  return {d.staged_[slot].data() +
+              static_cast<std::size_t>(static_cast<int>(side) * depth) * d.job_->row_bytes(),
+          d.job_->row_bytes()};
+}
+
+RowBlock CpuDevice::Halo::ghost(Side side, std::int64_t t) const {
+  CpuDevice& d = device_;
+  const std::int64_t first = side == Side::Top ? 1 - d.job_->halo_depth() : d.rows_.count + 1;
+  return d.halo_block(static_cast<int>(t % 2), first);
 }
 
 template <class T>

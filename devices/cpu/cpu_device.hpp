@@ -11,6 +11,7 @@
 #include "devices/cpu/numa_buffer.hpp"
 #include "devices/cpu/worker_team.hpp"
 #include "devices/device.hpp"
+#include "devices/transport/halo_rows.hpp"
 #include "core/even_split.hpp"
 
 namespace hetstencil {
@@ -25,9 +26,9 @@ class CpuDevice final : public Device {
   std::uint64_t slab_bytes(const StencilJob& job, RowRange rows) const override;
   MemoryFigure memory() const override { return numa_node_memory(info_.numa_node); }
   void attach(const StencilJob& job, RowRange rows) override;
-  void run(HaloPort& port) override;
+  HaloRows& halo() override { return halo_; }
+  void run(Endpoint& port) override;
   void detach() override;
-  EdgeRows edge_rows(Side side, std::int64_t t) const override;
   DeviceTimes times() const override { return times_; }
 
   /// Median seconds of one sweep over the attached slab, and of a plain copy of
@@ -71,15 +72,30 @@ class CpuDevice final : public Device {
   template <class T>
   void copy_rows(int worker, int from);
   template <class T>
-  void run_iterations(int worker, HaloPort& port);
-  /// The leader's part of a round's end at iterate t: publish our edges, take
-  /// the neighbours' into our ghost rows.
-  template <class T>
-  void exchange(HaloPort& port, std::int64_t t);
+  void run_iterations(int worker, Endpoint& port);
+  /// The leader's part of a round's end at iterate t: send and post our edges,
+  /// take the neighbours' into our ghost rows.
+  void exchange(Endpoint& port, std::int64_t t);
   template <class T>
   void detach_rows(int worker);
   /// A worker's share of rows [begin, end).
   Block worker_rows(int worker, std::int64_t begin, std::int64_t end) const;
+  /// Row r of a buffer (numbered as row() numbers them) as its transport sees it.
+  RowBlock halo_block(int buffer, std::int64_t r) const;
+
+  // The slab's rows as its transport sees them: all in host memory.
+  class Halo final : public HaloRows {
+   public:
+    explicit Halo(CpuDevice& device) : device_(device) {}
+    RowBlock edge(Side side, std::int64_t t) const override;
+    RowBlock host_edge(Side side, std::int64_t t) const override;
+    RowBlock ghost(Side side, std::int64_t t) const override;
+    RowMover& mover() override { return mover_; }
+
+   private:
+    CpuDevice& device_;
+    HostRowMover mover_;
+  };
 
   DeviceInfo info_;
   WorkerTeam team_;
@@ -90,8 +106,9 @@ class CpuDevice final : public Device {
   std::size_t value_bytes_ = 0;
   NumaBuffer buffers_[2];   // iterate t lives in buffers_[t % 2]
   // With deep halos a round overwrites both buffers, so the edges a round ends
-  // with are copied aside for the neighbours: two slots, used in turn, each
-  // [side][depth] rows of cols() values, and the iterate each slot holds.
+  // with are sent aside for the neighbours (Halo::host_edge): two slots, used
+  // in turn, each [side][depth] rows of cols() values, and the iterate each
+  // slot holds.
   std::vector<unsigned char> staged_[2];
   std::atomic<std::int64_t> staged_t_[2] = {-1, -1};  // read by the neighbours' threads
   int next_slot_ = 0;
@@ -102,6 +119,7 @@ class CpuDevice final : public Device {
   std::uint64_t cache_bytes_;
   DeviceTimes times_;
   std::vector<double> round_compute_;  // each round's sweeps, per iteration
+  Halo halo_{*this};
 };
 
 }  // namespace hetstencil

@@ -10,11 +10,11 @@
 
 #include "devices/affinity.hpp"
 #include "devices/cuda/cuda_check.hpp"
-#include "devices/cuda/peer_access.hpp"
 #include "devices/cuda/cuda_resources.hpp"
+#include "devices/cuda/cuda_row_mover.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
 #include "devices/cuda/variant_kernels.cuh"
-#include "devices/halo_port.hpp"
+#include "devices/transport/transport.hpp"
 #include "core/dispatch.hpp"
 
 namespace hetstencil {
@@ -50,7 +50,11 @@ constexpr std::uint64_t kGpuReserve = std::uint64_t(512) << 20;
 class CudaDevice final : public Device {
  public:
   CudaDevice(DeviceInfo info, int gpu, std::vector<int> host_cpus, bool own_core)
-      : info_(std::move(info)), gpu_(gpu), host_cpus_(std::move(host_cpus)), own_core_(own_core) {
+      : info_(std::move(info)),
+        gpu_(gpu),
+        host_cpus_(std::move(host_cpus)),
+        own_core_(own_core),
+        halo_(*this, info_.name + " (CUDA device " + std::to_string(gpu) + ")") {
     use("selecting the GPU");
     // Spinning is only fair on a core of our own (see make_cuda_device).
     const cudaError_t rc = cudaSetDeviceFlags(own_core_ ? cudaDeviceScheduleSpin : cudaDeviceScheduleBlockingSync);
@@ -67,7 +71,6 @@ class CudaDevice final : public Device {
   }
 
   const DeviceInfo& info() const override { return info_; }
-  int cuda_device() const override { return gpu_; }
   DeviceTimes times() const override { return times_; }
 
   std::uint64_t slab_bytes(const StencilJob& job, RowRange rows) const override {
@@ -92,23 +95,9 @@ class CudaDevice final : public Device {
     dispatch(job.precision, [&](auto zero) { attach_typed<decltype(zero)>(); });
   }
 
-  // Peer access to GPU neighbours is enabled here, not in the iterations: the
-  // first time in a process it costs milliseconds.
-  void connect(const Device* top, const Device* bottom) override {
-    use("connecting to its neighbours");
-    const Device* neighbours[2] = {top, bottom};
-    for (int side = 0; side < 2; ++side) {
-      const Device* nb = neighbours[side];
-      int can = 0;
-      if (nb && nb->cuda_device() >= 0 && nb->cuda_device() != gpu_) {
-        HETSTENCIL_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, gpu_, nb->cuda_device()), context("asking about peer access"));
-        if (can) enable_peer_access(gpu_, nb->cuda_device(), context("enabling peer access to " + nb->info().name));
-      }
-      peer_[side] = can != 0;
-    }
-  }
+  HaloRows& halo() override { return halo_; }
 
-  void run(HaloPort& port) override {
+  void run(Endpoint& port) override {
     bind_current_thread(info_.name, host_cpus_);
     use("starting the iterations");
     dispatch(job_->precision, [&](auto zero) { run_typed<decltype(zero)>(port); });
@@ -128,21 +117,41 @@ class CudaDevice final : public Device {
     release();
   }
 
-  // By the buffer iterate t lives in (a sync solve's t % buffers, a blocked
-  // one's buffer of its round), which the neighbours empty before we refill it.
-  EdgeRows edge_rows(Side side, std::int64_t t) const override {
-    const std::size_t depth = static_cast<std::size_t>(job_->halo_depth());
-    return {host_edges_.get<char>() +
-                static_cast<std::size_t>(2 * buffer_of(t) + static_cast<int>(side)) * depth * job_->row_bytes(),
-            job_->row_bytes()};
-  }
-
-  EdgeRows device_edge_rows(Side side, std::int64_t t) const override {
-    return {slab_row(buffer_of(t), side == Side::Top ? 1 : rows_.count - job_->halo_depth() + 1),
-            static_cast<std::size_t>(layout_.pitch) * value_bytes(job_->precision)};
-  }
-
  private:
+  // The slab's rows as its transport sees them. The edge rows' host copies are
+  // kept by the buffer iterate t lives in (a sync solve's t % buffers, a
+  // blocked one's buffer of its round), which the neighbours empty before we
+  // refill it.
+  class Halo final : public HaloRows {
+   public:
+    Halo(CudaDevice& device, const std::string& who) : device_(device), mover_(device.gpu_, who) {}
+    RowBlock edge(Side side, std::int64_t t) const override {
+      const CudaDevice& d = device_;
+      return {d.slab_row(d.buffer_of(t), side == Side::Top ? 1 : d.rows_.count - d.job_->halo_depth() + 1),
+              d.pitch_bytes()};
+    }
+    RowBlock host_edge(Side side, std::int64_t t) const override {
+      const CudaDevice& d = device_;
+      const std::size_t depth = static_cast<std::size_t>(d.job_->halo_depth());
+      return {d.host_edges_.get<char>() +
+                  static_cast<std::size_t>(2 * d.buffer_of(t) + static_cast<int>(side)) * depth * d.job_->row_bytes(),
+              d.job_->row_bytes()};
+    }
+    RowBlock ghost(Side side, std::int64_t t) const override {
+      const CudaDevice& d = device_;
+      return {d.slab_row(d.buffer_of(t), side == Side::Top ? 1 - d.job_->halo_depth() : d.rows_.count + 1),
+              d.pitch_bytes()};
+    }
+    RowMover& mover() override { return mover_; }
+    CudaRowMover& cuda_mover() { return mover_; }
+
+   private:
+    CudaDevice& device_;
+    CudaRowMover mover_;
+  };
+
+  std::size_t pitch_bytes() const { return static_cast<std::size_t>(layout_.pitch) * value_bytes(job_->precision); }
+
   std::string context(const std::string& doing) const {
     return info_.name + " (CUDA device " + std::to_string(gpu_) + "): " + doing;
   }
@@ -253,6 +262,7 @@ class CudaDevice final : public Device {
                                          context("allocating pinned row sums"));
     main_ = cuda::Stream(context("creating its compute stream"));
     edge_ = cuda::Stream(context("creating its edge stream"), true);
+    halo_.cuda_mover().use_stream(edge_);
     for (int b = 0; b < buffer_count_; ++b) {
       edge_done_[b] = cuda::Event(context("creating an event"));
       edge_start_[b] = cuda::Event(context("creating a timing event"), true);
@@ -326,7 +336,7 @@ class CudaDevice final : public Device {
   }
 
   // Waits for the gathered residual and joins the check of all devices.
-  CheckOutcome join_check(HaloPort& port, std::int64_t t) {
+  CheckOutcome join_check(Endpoint& port, std::int64_t t) {
     HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(residual_copied_), context("computing the residual"));
     const double* row_max = host_row_stats_.get<double>() + rows_.count;
     return port.check(t, host_row_stats_.get<double>(), *std::max_element(row_max, row_max + rows_.count));
@@ -369,7 +379,7 @@ class CudaDevice final : public Device {
   // slab and its K-deep ghost zones, then an exchange of K rows a side.
   // Compute time is the passes' GPU time.
   template <class T>
-  void run_variant(HaloPort& port) {
+  void run_variant(Endpoint& port) {
     const Clock::time_point start = Clock::now();
     const VariantChoice& c = job_->variant;
     const std::int64_t n = rows_.count;
@@ -415,40 +425,35 @@ class CudaDevice final : public Device {
       times_.compute_s += elapsed(interior_start_[0], interior_done_[0]);
       held_[current] = t;
       const Clock::time_point waited = Clock::now();
-      exchange_deep(port, t, current);
+      exchange_deep(port, t);
       times_.exchange_s += since(waited);
     }
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing the iterations"));
     times_.total_s = since(start);
   }
 
-  // A blocked round's end at iterate t, in buffers_[b]: its edge rows to the
-  // host for host neighbours, then the neighbours' into its ghost rows.
-  void exchange_deep(HaloPort& port, std::int64_t t, int b) {
-    const std::size_t depth = static_cast<std::size_t>(job_->halo_depth());
-    const std::size_t row_bytes = job_->row_bytes();
-    const std::size_t pitch_bytes = static_cast<std::size_t>(layout_.pitch) * value_bytes(job_->precision);
+  // A blocked round's end at iterate t: its edge rows sent (to the host for
+  // neighbours that cannot reach its memory), then the neighbours' into its
+  // ghost rows; all on the edge stream, which the next pass waits for.
+  void exchange_deep(Endpoint& port, std::int64_t t) {
+    const std::int64_t depth = job_->halo_depth();
     for (Side side : {Side::Top, Side::Bottom}) {
-      if (!port.has_neighbour(side) || peer_[static_cast<int>(side)]) continue;
-      HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(const_cast<void*>(edge_rows(side, t).data), row_bytes,
-                                              device_edge_rows(side, t).data, pitch_bytes, row_bytes, depth,
-                                              cudaMemcpyDeviceToHost, main_),
-                            context("copying its edge rows to the host"));
+      if (port.has_neighbour(side)) port.send(side, t, depth);
     }
-    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(main_), context("copying its edge rows to the host"));
-    port.publish(t);
-    port.wait_neighbours(t);
+    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("copying its edge rows to the host"));
+    port.post(t);
+    receive_ghosts(port, t, depth);
+    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("copying ghost rows"));
+  }
+
+  // The neighbours' edge rows of iterate t into our ghost rows: queued on the
+  // edge stream, ahead of the next sweep of the edge rows.
+  void receive_ghosts(Endpoint& port, std::int64_t t, std::int64_t depth) {
+    Completion fills[2];
     for (Side side : {Side::Top, Side::Bottom}) {
-      const Device* nb = port.neighbour(side);
-      if (!nb) continue;
-      const bool peer = peer_[static_cast<int>(side)];
-      const EdgeRows from = peer ? nb->device_edge_rows(opposite(side), t) : nb->edge_rows(opposite(side), t);
-      char* ghost = slab_row(b, side == Side::Top ? 1 - static_cast<std::int64_t>(depth) : rows_.count + 1);
-      HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(ghost, pitch_bytes, from.data, from.pitch, row_bytes, depth,
-                                              cudaMemcpyDefault, main_),
-                            context("copying ghost rows from " + nb->info().name));
+      if (port.has_neighbour(side)) fills[static_cast<int>(side)] = port.receive(side, t, depth);
     }
-    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(main_), context("copying ghost rows"));
+    for (Completion& fill : fills) fill.wait();
   }
 
   // Per step t -> t + 1: the edge rows first, on a high-priority stream, so that
@@ -458,18 +463,13 @@ class CudaDevice final : public Device {
   // buffers the interior of step t + 1 is queued before the check is agreed on,
   // and iterate t survives in its buffer should the solve stop there.
   template <class T>
-  void run_typed(HaloPort& port) {
+  void run_typed(Endpoint& port) {
     if (job_->variant.variant != Variant::Sync) {
       run_variant<T>(port);
       return;
     }
     const Clock::time_point start = Clock::now();
     const std::int64_t n = rows_.count;
-    const std::size_t row_bytes = job_->row_bytes();
-    bool host_edges = false;  // some neighbour reads our edge rows from host memory
-    for (Side side : {Side::Top, Side::Bottom}) {
-      host_edges = host_edges || (port.has_neighbour(side) && !peer_[static_cast<int>(side)]);
-    }
     const std::int64_t edge_row[2] = {1, n};  // top and bottom; the same row when n == 1
     bool interior_queued = false;               // the interior of step t was queued during the last check
 
@@ -495,13 +495,8 @@ class CudaDevice final : public Device {
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_start_[buffer_of(t)], edge_), context("recording the edge rows"));
       for (int k = 0; k < (n > 1 ? 2 : 1); ++k) sweep<T>(t, edge_row[k], edge_row[k] + 1, check, edge_);
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_swept_[buffer_of(t)], edge_), context("recording the edge rows"));
-      if (host_edges) {
-        for (Side side : {Side::Top, Side::Bottom}) {
-          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(const_cast<void*>(edge_rows(side, t + 1).data),
-                                                slab_row(buffer_of(t + 1), edge_row[static_cast<int>(side)]), row_bytes,
-                                                cudaMemcpyDeviceToHost, edge_),
-                                context("copying an edge row to the host"));
-        }
+      for (Side side : {Side::Top, Side::Bottom}) {
+        if (port.has_neighbour(side)) port.send(side, t + 1, 1);
       }
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_done_[buffer_of(t)], edge_), context("recording the edge rows"));
       if (!interior_queued) queue_interior<T>(t, check);
@@ -529,22 +524,8 @@ class CudaDevice final : public Device {
       time_edges(t);
       if (t > 0) time_interior(t - 1);
       const Clock::time_point waited = Clock::now();
-      port.publish(t + 1);
-      port.wait_neighbours(t + 1);
-      for (Side side : {Side::Top, Side::Bottom}) {
-        const Device* nb = port.neighbour(side);
-        if (!nb) continue;
-        char* ghost = slab_row(buffer_of(t + 1), side == Side::Top ? 0 : n + 1);
-        if (peer_[static_cast<int>(side)]) {
-          HETSTENCIL_CUDA_CHECK(cudaMemcpyPeerAsync(ghost, gpu_, nb->device_edge_rows(opposite(side), t + 1).data,
-                                                    nb->cuda_device(), row_bytes, edge_),
-                                context("copying a ghost row from " + nb->info().name));
-        } else {
-          HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(ghost, nb->edge_rows(opposite(side), t + 1).data, row_bytes,
-                                                cudaMemcpyHostToDevice, edge_),
-                                context("copying a ghost row from " + nb->info().name));
-        }
-      }
+      port.post(t + 1);
+      receive_ghosts(port, t + 1, 1);
       times_.exchange_s += since(waited);
     }
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing the iterations"));
@@ -578,8 +559,8 @@ class CudaDevice final : public Device {
   std::atomic<std::int64_t> held_[2] = {0, -1};  // a tile variant's: the iterate each buffer holds
   std::int64_t final_t_ = 0;
   int final_buffer_ = 0;             // the buffer holding iterate final_t_
-  bool peer_[2] = {false, false};    // by side: the neighbour is a GPU we copy from directly
   DeviceTimes times_;
+  Halo halo_;
 };
 
 }  // namespace

@@ -1,0 +1,63 @@
+#include "devices/cuda/cuda_row_mover.hpp"
+
+#include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/peer_access.hpp"
+
+namespace hetstencil {
+
+CudaRowMover::CudaRowMover(int gpu, const std::string& who)
+    : gpu_(gpu),
+      who_(who),
+      to_host_context_(who + ": copying its edge rows to the host"),
+      from_host_context_(who + ": copying ghost rows from the host") {}
+
+// One row (a sync solve's) as a plain copy, several as one 2-D copy.
+void CudaRowMover::to_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) {
+  if (rows == 1) {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(to.data, from.data, row_bytes, cudaMemcpyDeviceToHost, stream_),
+                          to_host_context_);
+  } else {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(to.data, to.pitch, from.data, from.pitch, row_bytes,
+                                            static_cast<std::size_t>(rows), cudaMemcpyDeviceToHost, stream_),
+                          to_host_context_);
+  }
+}
+
+void CudaRowMover::from_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) {
+  if (rows == 1) {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(to.data, from.data, row_bytes, cudaMemcpyHostToDevice, stream_),
+                          from_host_context_);
+  } else {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(to.data, to.pitch, from.data, from.pitch, row_bytes,
+                                            static_cast<std::size_t>(rows), cudaMemcpyHostToDevice, stream_),
+                          from_host_context_);
+  }
+}
+
+bool CudaRowMover::reaches(const RowMover& other) {
+  const auto* peer = dynamic_cast<const CudaRowMover*>(&other);
+  if (!peer || peer->gpu_ == gpu_) return false;
+  const std::string context = who_ + ": connecting to " + peer->who_;
+  HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu_), context);
+  int can = 0;
+  HETSTENCIL_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, gpu_, peer->gpu_), context + ": asking about peer access");
+  if (!can) return false;
+  enable_peer_access(gpu_, peer->gpu_, context + ": enabling peer access");
+  peer_contexts_[peer->gpu_] = who_ + ": copying ghost rows from " + peer->who_;
+  return true;
+}
+
+void CudaRowMover::from_peer(RowBlock to, const RowMover& other, RowBlock from, std::int64_t rows,
+                             std::size_t row_bytes) {
+  const auto& peer = static_cast<const CudaRowMover&>(other);  // reaches(other) said it is one
+  if (rows == 1) {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyPeerAsync(to.data, gpu_, from.data, peer.gpu_, row_bytes, stream_),
+                          peer_contexts_.at(peer.gpu_));
+  } else {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(to.data, to.pitch, from.data, from.pitch, row_bytes,
+                                            static_cast<std::size_t>(rows), cudaMemcpyDefault, stream_),
+                          peer_contexts_.at(peer.gpu_));
+  }
+}
+
+}  // namespace hetstencil

@@ -1,0 +1,69 @@
+// What a transport moves: a device's edge rows (its first or last owned rows of
+// an iterate) into its neighbours' ghost rows. The device says where the rows
+// are (HaloRows); its backend says how rows get into and out of that memory
+// (RowMover). The transport, not the device, calls the copies, so that no
+// device reads another's memory, and a transport between processes can put
+// its own steps (a send, a receive) between them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "devices/device.hpp"
+
+namespace hetstencil {
+
+/// Rows in memory: the first at `data`, the next `pitch` bytes further.
+struct RowBlock {
+  void* data = nullptr;
+  std::size_t pitch = 0;
+};
+
+/// Copies of whole rows into and out of one device's memory, made by its
+/// backend. A mover whose copies are queued (a GPU's, on its transfer stream)
+/// returns once they are queued: the device orders its own later work after
+/// them and waits for them before it posts an iterate (Endpoint::post).
+class RowMover {
+ public:
+  virtual ~RowMover() = default;
+  /// `rows` rows of `row_bytes` from this device's memory to host memory.
+  virtual void to_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) = 0;
+  /// `rows` rows of `row_bytes` from host memory into this device's memory.
+  virtual void from_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) = 0;
+  /// Whether this mover copies straight from `other`'s memory into its own
+  /// (GPU peer access), preparing what that takes; false where rows between
+  /// the two go through host memory. Called once per neighbour, before the
+  /// iterations, on this device's host thread.
+  virtual bool reaches(const RowMover& /*other*/) { return false; }
+  /// Copies from `other`'s memory, where reaches(other) said it could.
+  virtual void from_peer(RowBlock to, const RowMover& other, RowBlock from, std::int64_t rows,
+                         std::size_t row_bytes);
+};
+
+/// Copies with memcpy: the mover of a device whose rows are host memory.
+class HostRowMover final : public RowMover {
+ public:
+  void to_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) override;
+  void from_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) override;
+};
+
+/// Where one attached device keeps the rows a transport moves; halo_depth()
+/// rows a side. Called from the neighbours' threads too (only for an iterate
+/// the device has posted): must not change under them.
+class HaloRows {
+ public:
+  virtual ~HaloRows() = default;
+  /// The first (Top) or last (Bottom) owned rows of iterate t, in the device's
+  /// memory. Valid once the device has swept them, until its neighbours have
+  /// posted the end of its next round.
+  virtual RowBlock edge(Side side, std::int64_t t) const = 0;
+  /// The same rows where a neighbour that cannot reach the device's memory
+  /// reads them: host memory, filled by the transport through the mover's
+  /// to_host (nothing to fill where it is edge() itself).
+  virtual RowBlock host_edge(Side side, std::int64_t t) const = 0;
+  /// The ghost rows above (Top) or below (Bottom) the slab for iterate t.
+  virtual RowBlock ghost(Side side, std::int64_t t) const = 0;
+  virtual RowMover& mover() = 0;
+};
+
+}  // namespace hetstencil

@@ -1,0 +1,48 @@
+// The residual check of one solve among threads of one process: each device
+// hands in its rows' squared-residual sums, the last to arrive reduces them in
+// grid row order (so the bits do not depend on the split) and all leave with
+// the same outcome.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "devices/device.hpp"
+#include "devices/transport/transport.hpp"
+
+namespace hetstencil {
+
+class ResidualCheck {
+ public:
+  /// `slabs`: the rows of each device taking part, in any order that covers 1..ny.
+  ResidualCheck(std::vector<RowRange> slabs, const StencilJob& job, double h);
+  ResidualCheck(const ResidualCheck&) = delete;
+  ResidualCheck& operator=(const ResidualCheck&) = delete;
+
+  /// Device k's part of the check at iterate t (see Endpoint::check); returns
+  /// once every device has handed in its part. Throws Aborted once `abort` is
+  /// set while it waits.
+  CheckOutcome join(std::size_t k, std::int64_t t, const double* row_sums, double max_abs,
+                    const std::atomic<bool>& abort);
+  /// The checks' part of a progress report (checked, residuals); safe from any thread.
+  void fill(Progress& p);
+  ExchangeOutcome outcome();
+
+ private:
+  std::vector<RowRange> slabs_;
+  const StencilJob& job_;
+  double h_;
+  std::mutex mutex_;
+  std::condition_variable done_;
+  std::vector<double> row_sums_;
+  double max_abs_ = 0.0;
+  std::size_t arrived_ = 0;
+  std::int64_t completed_ = 0;
+  CheckOutcome last_outcome_;
+  ExchangeOutcome record_;
+};
+
+}  // namespace hetstencil
