@@ -35,7 +35,8 @@ struct Poisson5 {
 
   /// h*h times the residual f - A u of a cell, in precision T.
   HETSTENCIL_HOST_DEVICE static T residual(T n, T s, T w, T e, T c, T h2f) {
-    return h2f - (T(4) * c - neighbours(n, s, w, e));
+    const T sum = neighbours(n, s, w, e);
+    return h2f - (T(4) * c - sum);
   }
 };
 
