@@ -9,6 +9,7 @@
 #include "core/dispatch.hpp"
 #include "core/residual.hpp"
 #include "core/source_term.hpp"
+#include "core/stencil_update.hpp"
 
 namespace hetstencil {
 namespace {
@@ -48,7 +49,7 @@ Result reference_solve(const Problem& p) {
     }
     for (std::int64_t i = 1; i <= p.ny; ++i) {
       for (std::int64_t j = 1; j <= p.nx; ++j) {
-        v(i, j) = T(0.25) * ((((u(i - 1, j) + u(i + 1, j)) + u(i, j - 1)) + u(i, j + 1)) + source.at(i, j, u.cols()));
+        v(i, j) = Poisson5<T>::update(u(i - 1, j), u(i + 1, j), u(i, j - 1), u(i, j + 1), source.at(i, j, u.cols()));
       }
     }
     std::swap(u, v);

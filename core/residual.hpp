@@ -1,19 +1,21 @@
 // The residual's one definition, shared by the reference and every device.
 //
-// For interior cell (i, j), rho = h*h*f - (4 u - (((n + s) + w) + e)), in the
-// problem's precision (the iteration itself cannot resolve less), so r = rho / h^2;
-// squares and sums are taken in double. A row's sum of rho^2 follows one fixed order: the row is cut
-// into segments of 128 cells (cells past nx count as 0); a segment's 128 squares
-// are added as a balanced tree of neighbours (cell k += cell k + h for every k
-// that is a multiple of 2h, for h = 1, 2, 4, ..., 64); the segments' results are
-// added in column order, the rows in row order. A GPU warp folds a segment while
-// it sweeps it: each thread adds its 4 cells, 5 shuffles add the threads. Whatever the split, the residual has the
-// same bits, and so does every tolerance decision.
+// For interior cell (i, j), rho = Poisson5::residual (core/stencil_update.hpp),
+// h*h times f - A u in the problem's precision (the iteration itself cannot
+// resolve less), so r = rho / h^2; squares and sums are taken in double. A row's
+// sum of rho^2 follows one fixed order: the row is cut into segments of 128
+// cells (cells past nx count as 0); a segment's 128 squares are added as a
+// balanced tree of neighbours (cell k += cell k + h for every k that is a
+// multiple of 2h, for h = 1, 2, 4, ..., 64); the segments' results are added in
+// column order, the rows in row order. A GPU warp folds a segment while it
+// sweeps it: each thread adds its 4 cells, 5 shuffles add the threads. Whatever
+// the split, the residual has the same bits, and so does every tolerance decision.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
 
+#include "core/stencil_update.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
 
@@ -43,8 +45,7 @@ RowResidual residual_row(const T* n, const T* c, const T* s, const T* h2f, std::
         continue;
       }
       const T f = h2f ? h2f[j] : (j == spike_col ? T(1) : T(0));
-      const T neighbours = ((n[j] + s[j]) + c[j - 1]) + c[j + 1];
-      const double rho = double(f - (T(4) * c[j] - neighbours));
+      const double rho = double(Poisson5<T>::residual(n[j], s[j], c[j - 1], c[j + 1], c[j], f));
       cell[k] = rho * rho;
       max_abs = std::fmax(max_abs, std::fabs(rho));
     }

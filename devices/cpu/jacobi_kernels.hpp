@@ -1,7 +1,7 @@
-// The CPU sweep: one Jacobi update of a row in the reference's order of
-// operations. The build turns off FMA contraction (-ffp-contract=off) and the
-// vector paths use separate add and multiply instructions, so the bits equal
-// the sequential reference.
+// The CPU sweep: one Jacobi update of a row, each cell by Poisson5::update
+// (core/stencil_update.hpp), so the bits equal the sequential reference's.
+// The plain loops are vectorized by the compiler; the streaming loop applies
+// the same update to whole vector registers.
 #pragma once
 
 #include <cstdint>
@@ -11,11 +11,13 @@
 #include <immintrin.h>
 #endif
 
+#include "core/stencil_update.hpp"
+
 namespace hetstencil {
 
 template <class T>
 inline T jacobi_cell(const T* n, const T* c, const T* s, std::int64_t j, T h2f) {
-  return T(0.25) * ((((n[j] + s[j]) + c[j - 1]) + c[j + 1]) + h2f);
+  return Poisson5<T>::update(n[j], s[j], c[j - 1], c[j + 1], h2f);
 }
 
 /// out[j] for j in 1..nx from the rows above (n), at (c) and below (s); h2f is
@@ -24,11 +26,10 @@ inline T jacobi_cell(const T* n, const T* c, const T* s, std::int64_t j, T h2f) 
 template <class T>
 inline void jacobi_row(const T* __restrict n, const T* __restrict c, const T* __restrict s,
                        const T* __restrict h2f, std::int64_t spike_col, T* __restrict out, std::int64_t nx) {
-  const T quarter = T(0.25);
   if (h2f) {
-    for (std::int64_t j = 1; j <= nx; ++j) out[j] = quarter * ((((n[j] + s[j]) + c[j - 1]) + c[j + 1]) + h2f[j]);
+    for (std::int64_t j = 1; j <= nx; ++j) out[j] = Poisson5<T>::update(n[j], s[j], c[j - 1], c[j + 1], h2f[j]);
   } else {
-    for (std::int64_t j = 1; j <= nx; ++j) out[j] = quarter * ((((n[j] + s[j]) + c[j - 1]) + c[j + 1]) + T(0));
+    for (std::int64_t j = 1; j <= nx; ++j) out[j] = Poisson5<T>::update(n[j], s[j], c[j - 1], c[j + 1], T(0));
   }
   if (spike_col > 0) out[spike_col] = jacobi_cell(n, c, s, spike_col, T(1));
 }
@@ -41,6 +42,8 @@ inline void copy_row(const T* __restrict c, T* __restrict out, std::int64_t nx) 
 
 #if defined(__AVX__) || defined(__SSE2__)
 // Vector registers for the streaming sweep: 32 bytes with AVX, 16 with SSE2.
+// GCC and Clang define them as vector types whose + and * act lane by lane,
+// so Poisson5::update takes them as it takes a scalar.
 template <class T>
 struct Lanes;
 #if defined(__AVX__)
@@ -50,8 +53,6 @@ struct Lanes<double> {
   static constexpr int width = 4;
   static V load(const double* p) { return _mm256_loadu_pd(p); }
   static V set1(double v) { return _mm256_set1_pd(v); }
-  static V add(V a, V b) { return _mm256_add_pd(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_pd(a, b); }
   static void stream(double* p, V v) { _mm256_stream_pd(p, v); }
 };
 template <>
@@ -60,8 +61,6 @@ struct Lanes<float> {
   static constexpr int width = 8;
   static V load(const float* p) { return _mm256_loadu_ps(p); }
   static V set1(float v) { return _mm256_set1_ps(v); }
-  static V add(V a, V b) { return _mm256_add_ps(a, b); }
-  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
   static void stream(float* p, V v) { _mm256_stream_ps(p, v); }
 };
 #else
@@ -71,8 +70,6 @@ struct Lanes<double> {
   static constexpr int width = 2;
   static V load(const double* p) { return _mm_loadu_pd(p); }
   static V set1(double v) { return _mm_set1_pd(v); }
-  static V add(V a, V b) { return _mm_add_pd(a, b); }
-  static V mul(V a, V b) { return _mm_mul_pd(a, b); }
   static void stream(double* p, V v) { _mm_stream_pd(p, v); }
 };
 template <>
@@ -81,8 +78,6 @@ struct Lanes<float> {
   static constexpr int width = 4;
   static V load(const float* p) { return _mm_loadu_ps(p); }
   static V set1(float v) { return _mm_set1_ps(v); }
-  static V add(V a, V b) { return _mm_add_ps(a, b); }
-  static V mul(V a, V b) { return _mm_mul_ps(a, b); }
   static void stream(float* p, V v) { _mm_stream_ps(p, v); }
 };
 #endif
@@ -101,11 +96,10 @@ inline void jacobi_row_streaming(const T* __restrict n, const T* __restrict c, c
   for (; j <= nx && reinterpret_cast<std::uintptr_t>(out + j) % align != 0; ++j) {
     out[j] = jacobi_cell(n, c, s, j, h2f ? h2f[j] : T(0));
   }
-  const typename L::V quarter = L::set1(T(0.25));
   const typename L::V zero = L::set1(T(0));
   for (; j + L::width - 1 <= nx; j += L::width) {
-    const typename L::V sum = L::add(L::add(L::add(L::load(n + j), L::load(s + j)), L::load(c + j - 1)), L::load(c + j + 1));
-    L::stream(out + j, L::mul(quarter, L::add(sum, h2f ? L::load(h2f + j) : zero)));
+    L::stream(out + j, Poisson5<T>::update(L::load(n + j), L::load(s + j), L::load(c + j - 1), L::load(c + j + 1),
+                                           h2f ? L::load(h2f + j) : zero));
   }
   for (; j <= nx; ++j) out[j] = jacobi_cell(n, c, s, j, h2f ? h2f[j] : T(0));
   if (spike_col > 0) out[spike_col] = jacobi_cell(n, c, s, spike_col, T(1));

@@ -2,15 +2,18 @@
 // down it, keeping the rows above and at in registers, so each value is read
 // from memory about once; each thread holds 4 neighbouring cells (one 16-byte
 // load for float, two for double). The loads of a whole band are independent of
-// each other, so they are all in flight at once. The update is evaluated in the
-// reference's order and the build uses -fmad=false, so the bits equal the CPU's.
-// The same pass can also fold the residual of the iterate it reads, in the
-// canonical order of core/residual.hpp, at no extra memory traffic.
+// each other, so they are all in flight at once. Each cell is updated by
+// Poisson5::update (core/stencil_update.hpp) and the build uses -fmad=false, so
+// the bits equal the CPU's. The same pass can also fold the residual of the
+// iterate it reads, in the canonical order of core/residual.hpp, at no extra
+// memory traffic.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "core/stencil_update.hpp"
 
 namespace hetstencil::cuda {
 
@@ -158,14 +161,13 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
     const bool inside = r < a.row_end;
     if (kWrite && inside) {
       Cells<T> out;
-      for (int i = 0; i < 4; ++i) out.v[i] = T(0.25) * ((((n.v[i] + south.v[i]) + w.v[i]) + e.v[i]) + f.v[i]);
+      for (int i = 0; i < 4; ++i) out.v[i] = Poisson5<T>::update(n.v[i], south.v[i], w.v[i], e.v[i], f.v[i]);
       store_cells(v + r * s.pitch + s.offset, j0, lane, out, s.nx);
     }
     if (kResidual) {
       double q[4];
       for (int i = 0; i < 4; ++i) {
-        const T nb = ((n.v[i] + south.v[i]) + w.v[i]) + e.v[i];
-        const double rho = double(f.v[i] - (T(4) * c.v[i] - nb));
+        const double rho = double(Poisson5<T>::residual(n.v[i], south.v[i], w.v[i], e.v[i], c.v[i], f.v[i]));
         const bool cell = inside && j0 + 4 * lane + i <= s.nx;
         q[i] = cell ? rho * rho : 0.0;
         largest = cell ? fmax(largest, fabs(rho)) : largest;

@@ -23,7 +23,7 @@
 //     other's progress whenever it lands. Not deterministic.
 //
 // Each thread owns one column and walks down it. Every update is the
-// reference's expression 0.25 * ((((n + s) + w) + e) + h*h*f), built with
+// reference's Poisson5::update (core/stencil_update.hpp), built with
 // -fmad=false like the synchronous kernel.
 #pragma once
 
@@ -115,7 +115,7 @@ __global__ void __launch_bounds__(kTileColumns) tile_kernel(const T* __restrict_
         const std::int64_t gr = gr0 + i;
         T next = centre;  // the boundary and cells outside the grid keep their values
         if (column_inside && gr >= 1 && gr <= a.ny) {
-          next = T(0.25) * ((((north + south) + src[i * W + j - 1]) + src[i * W + j + 1]) + source_at(h2f, a, gr, gc));
+          next = Poisson5<T>::update(north, south, src[i * W + j - 1], src[i * W + j + 1], source_at(h2f, a, gr, gc));
         }
         dst[i * W + j] = next;
         north = centre;
@@ -171,8 +171,8 @@ __global__ void __launch_bounds__(kTileColumns) async3_kernel(T* u, const T* __r
       for (int i = 1; i < H - 1; ++i) {
         const std::int64_t gr = gr0 + i;
         if (gr < 1 || gr > a.ny) continue;
-        const T x = T(0.25) * ((((tile[(i - 1) * W + j] + tile[(i + 1) * W + j]) + tile[i * W + j - 1]) +
-                                tile[i * W + j + 1]) + source_at(h2f, a, gr, gc));
+        const T x = Poisson5<T>::update(tile[(i - 1) * W + j], tile[(i + 1) * W + j], tile[i * W + j - 1],
+                                       tile[i * W + j + 1], source_at(h2f, a, gr, gc));
         tile[i * W + j] = x;
         if (edge_column || i == 1 || i == H - 2) grid[at(gr)] = x;  // the tile's edge, for the neighbours
       }
@@ -249,7 +249,7 @@ __global__ void __launch_bounds__(32 * kStreamWarpsPerBlock)
         const T e = k == C - 1 ? east : centre[l][k + 1];
         next[k] = centre[l][k];  // the boundary and cells outside the grid keep their values
         if (row_inside && inside[k]) {
-          next[k] = T(0.25) * ((((north[l][k] + x[k]) + w) + e) + source_at(h2f, a, r, c0 + k));
+          next[k] = Poisson5<T>::update(north[l][k], x[k], w, e, source_at(h2f, a, r, c0 + k));
         }
       }
 #pragma unroll
