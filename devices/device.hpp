@@ -12,7 +12,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "devices/memory.hpp"
 #include "hetstencil/device_info.hpp"
@@ -75,6 +79,41 @@ struct DeviceTimes {
   double compute_p90_s = 0.0;  // per iteration, over its rounds; 0 where not measured
 };
 
+class Device;
+
+// What calibration and `hetstencil bench` measure on any device.
+
+/// Samples of sweeps of one row count; robust_time() of each list is its figure.
+struct RateSamples {
+  std::int64_t rows = 0;
+  std::vector<double> sweep_s;  ///< one sweep
+  std::vector<double> check_s;  ///< what a residual check adds to an iteration (empty where not asked for)
+};
+
+/// (bytes, seconds) of rows sent from one device to another as the halo exchange sends them.
+struct LinkSamples {
+  const Device* from = nullptr;
+  const Device* to = nullptr;
+  std::vector<std::pair<double, double>> samples;
+};
+
+/// A sweep beside a plain copy of the same bytes (one value read and one written per cell).
+struct SweepVsCopy {
+  bool skipped = false;          ///< not enough memory on the device
+  double sweep_s = 0.0;          ///< median
+  double checked_sweep_s = 0.0;  ///< a sweep that also folds the residual, median (0: not measured)
+  double copy_s = 0.0;           ///< median
+  bool streaming_stores = false; ///< the sweep's stores bypass the cache
+};
+
+/// Work a device keeps doing in the background, as in a solve, until destroyed.
+class DeviceLoad {
+ public:
+  virtual ~DeviceLoad() = default;
+  /// Sweeps completed so far.
+  virtual std::int64_t sweeps() const = 0;
+};
+
 class Device {
  public:
   virtual ~Device() = default;
@@ -98,6 +137,37 @@ class Device {
   virtual void detach() = 0;
 
   virtual DeviceTimes times() const = 0;
+
+  // Measurement: calibration and the benchmarks measure every device through
+  // these. A device whose slab lives in host memory (DeviceKind::Cpu) is
+  // measured on its attached slab, together with the other such devices as in a
+  // solve; a device with memory of its own (DeviceKind::Gpu) alone, on buffers
+  // of its own.
+
+  /// Sweeps of width job.nx in job.precision, as job.variant sweeps, for each
+  /// count in `rows`: `repetitions` samples after a warm-up (a device may reduce
+  /// them to one robust figure itself), and with `checks` what a residual check
+  /// adds. A CPU device sweeps the slab attached with `job` (rows counted from
+  /// its first) and calls `before_each`, when given, from one of its threads
+  /// before each sweep, the warm-up too, while its others wait: to start several
+  /// devices' sweeps together.
+  virtual std::vector<RateSamples> measure_sweeps(const StencilJob& job, const std::vector<std::int64_t>& rows,
+                                                  int repetitions, bool checks,
+                                                  const std::function<void()>& before_each = {}) = 0;
+  /// The links between this device and `others` that it measures, rows of each
+  /// of `sizes` bytes: a CPU device its rows to other CPU devices, one link at a
+  /// time; a GPU its rows to and from host memory (every CPU device) and to
+  /// other GPUs, meant to be measured with every GPU copying at once.
+  virtual std::vector<LinkSamples> measure_links(const std::vector<const Device*>& others,
+                                                 const std::vector<double>& sizes, int repetitions) const = 0;
+  /// Keeps the device sweeping in the background as in a solve (its host
+  /// thread waiting as it would), once the load is on; nullptr for a device
+  /// whose load is not measured apart (the CPU devices are measured together).
+  virtual std::unique_ptr<DeviceLoad> start_load() const { return nullptr; }
+  /// A sweep beside a copy of the same bytes, median of `repetitions`: a CPU
+  /// device on the slab attached with `job`, a GPU on job.nx x job.ny values of
+  /// its own (skipped where its memory is short).
+  virtual SweepVsCopy sweep_vs_copy(const StencilJob& job, int repetitions) = 0;
 };
 
 }  // namespace hetstencil

@@ -17,7 +17,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "devices/cuda/cuda_info.hpp"
+#include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
@@ -89,7 +89,7 @@ TopologyHandle open_topology(const TopologySource& source) {
   // Keep GPUs (and the PCI devices they hang from) to learn their locality.
   hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   if (source.is_this_machine()) {
-    // The GPUs are read through CUDA itself (cuda_info); hwloc's GPU plugins would
+    // The GPUs are read through the backends' probes (the CUDA runtime); hwloc's GPU plugins would
     // only start the drivers again (and leak what they allocate there).
     for (const char* component : {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"}) {
       if (hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component) != 0) {
@@ -292,10 +292,9 @@ void read_file_gpus(hwloc_topology_t topology, Topology& t) {
   t.links.assign(t.gpus.size(), std::vector<GpuLink>(t.gpus.size()));
 }
 
-// On this machine the CUDA runtime names the GPUs; hwloc (or sysfs) places them.
-void read_cuda_gpus(hwloc_topology_t topology, Topology& t) {
-  t.gpus = cuda_gpus();
-  t.links = cuda_links();
+// On this machine the backends name the GPUs (the CUDA runtime); hwloc (or sysfs) places them.
+void read_backend_gpus(hwloc_topology_t topology, Topology& t) {
+  probe_backends(t);
   for (GpuInfo& g : t.gpus) {
     if (hwloc_obj_t pci = hwloc_get_pcidev_by_busidstring(topology, g.pci_bus_id.c_str())) {
       place_gpu(topology, pci, t, g);
@@ -344,7 +343,7 @@ Topology load_topology(const TopologySource& source) {
     TopologyHandle handle = open_topology(source);
     t = read(handle.get());
     if (source.is_this_machine()) {
-      read_cuda_gpus(handle.get(), t);
+      read_backend_gpus(handle.get(), t);
     } else {
       read_file_gpus(handle.get(), t);
     }
@@ -355,8 +354,7 @@ Topology load_topology(const TopologySource& source) {
   if (t.cores.empty()) {
     if (!source.is_this_machine()) HETSTENCIL_THROW(InvalidArgument, "the topology has no cores");
     t = fallback_topology();
-    t.gpus = cuda_gpus();  // locality unknown
-    t.links = cuda_links();
+    probe_backends(t);  // GPUs' locality unknown
   }
   t.this_machine = source.is_this_machine();
   if (t.links.size() != t.gpus.size()) t.links.assign(t.gpus.size(), std::vector<GpuLink>(t.gpus.size()));

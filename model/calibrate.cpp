@@ -1,20 +1,13 @@
 #include "model/calibrate.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <cstring>
 #include <atomic>
-#include <exception>
+#include <chrono>
 #include <memory>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
-#include "devices/affinity.hpp"
-#include "devices/cpu/cpu_device.hpp"
-#include "devices/cpu/numa_buffer.hpp"
-#include "devices/cuda/cuda_bench.hpp"
-#include "devices/cuda/cuda_device.hpp"
+#include "devices/backend.hpp"
 #include "devices/sync.hpp"
 #include "hetstencil/grid.hpp"
 #include "core/robust.hpp"
@@ -35,6 +28,11 @@ DeviceProfile& entry_of(Profile& profile, const DeviceInfo& info) {
 }
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// The device for `spec`, from its backend, its threads spinning as a device of its size alone would.
+std::unique_ptr<Device> device_for(const Topology& topology, const DeviceSpec& spec) {
+  return make_device(spec, spin_limit_for(spec.info.threads, topology.hardware_threads()));
+}
 
 // Rows doubling from 4 up to `most`, and any `extra` counts below it.
 std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::int64_t>& extra = {}) {
@@ -122,7 +120,6 @@ constexpr double kAfterCurvesSeconds = 1.0;
 constexpr double kCpuPointSeconds = 0.02;
 constexpr int kCpuPasses = 3;
 constexpr double kSpreadBelowSeconds = 0.002;
-constexpr std::int64_t kGpuLoadSize = 8192;  // the square grid a GPU sweeps beside the CPU devices' calibration
 constexpr int kMostCpuRepetitions = 101;
 
 // Every CPU device sweeps at once, point by point, as in a solve: each sweep
@@ -141,15 +138,14 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
                 std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
   if (cpus.empty()) return;
   most = cpu_rows_worth_measuring(cpus, o.nx, precision, most);
-  std::vector<std::unique_ptr<GpuLoad>> loads;
+  std::vector<std::unique_ptr<Device>> loaded;
+  std::vector<std::unique_ptr<DeviceLoad>> loads;
   for (const DeviceSpec* g : gpus) {
-    loads.push_back(std::make_unique<GpuLoad>(g->gpu, g->worker_cpus.front(), g->own_core, kGpuLoadSize));
+    loaded.push_back(device_for(topology, *g));
+    if (auto load = loaded.back()->start_load()) loads.push_back(std::move(load));
   }
-  std::vector<std::unique_ptr<CpuDevice>> devices;
-  for (const DeviceSpec* c : cpus) {
-    devices.push_back(std::make_unique<CpuDevice>(c->info, c->worker_cpus, c->cache_bytes,
-                                                  spin_limit_for(c->info.threads, topology.hardware_threads())));
-  }
+  std::vector<std::unique_ptr<Device>> devices;
+  for (const DeviceSpec* c : cpus) devices.push_back(device_for(topology, *c));
   const std::vector<std::int64_t> rows = row_counts(most, cache_edges(cpus, o.nx, precision));
   // [device][point]: every sample of a point, from all passes.
   using Samples = std::vector<std::vector<std::vector<double>>>;
@@ -210,11 +206,9 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
         run_on_threads(
             devices.size(),
             [&](std::size_t k) {
-              for (bool residual : {false, true}) {
-                if (residual && !with_checks) continue;
-                auto& into = residual ? checks[k][i] : sweeps[k][i];
-                for (double s : devices[k]->sweep_samples(rows[i], reps, residual, start_together)) into.push_back(s);
-              }
+              const RateSamples got = devices[k]->measure_sweeps(job, {rows[i]}, reps, with_checks, start_together).front();
+              sweeps[k][i].insert(sweeps[k][i].end(), got.sweep_s.begin(), got.sweep_s.end());
+              checks[k][i].insert(checks[k][i].end(), got.check_s.begin(), got.check_s.end());
             },
             [&] { abort = true; });
         if (pass == 0) measured = i + 1;
@@ -237,43 +231,30 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   }
 }
 
-// A row's trip as the exchange makes it: `to` waits for `from` to publish, then
-// pulls the row from `from`'s NUMA node; `from` waits for `to` in turn. Half a
-// round trip is one hand-over and one copy, each thread on its device's first core.
-TransferCurve cpu_link(const DeviceSpec& from, const DeviceSpec& to, double row_bytes, int repetitions) {
-  const std::vector<double> sizes = row_sizes(row_bytes);
-  const auto bytes = static_cast<std::size_t>(sizes.back());
-  NumaBuffer source(bytes, from.info.numa_node, from.info.name), target(bytes, to.info.numa_node, to.info.name);
-  std::memset(source.data(), 1, bytes);
-  std::memset(target.data(), 0, bytes);
-  const int rounds = 50 * repetitions;
-  std::vector<std::pair<double, double>> samples;
-  std::atomic<bool> abort{false};
-  for (double b : sizes) {
-    Counter published(20000), pulled(20000);
-    double seconds = 0.0;
-    std::thread receiver([&] {
-      bind_current_thread(to.info.name, to.worker_cpus.empty() ? std::vector<int>{} : to.worker_cpus.front());
-      for (int k = 1; k <= rounds; ++k) {
-        published.wait_at_least(k, abort);
-        std::memcpy(target.data(), source.data(), static_cast<std::size_t>(b));
-        pulled.advance_to(k);
-      }
-    });
-    std::thread sender([&] {
-      bind_current_thread(from.info.name, from.worker_cpus.empty() ? std::vector<int>{} : from.worker_cpus.front());
-      const Clock::time_point begin = Clock::now();
-      for (int k = 1; k <= rounds; ++k) {
-        published.advance_to(k);
-        pulled.wait_at_least(k, abort);
-      }
-      seconds = since(begin) / (2.0 * rounds);
-    });
-    sender.join();
-    receiver.join();
-    samples.push_back({b, seconds});
+// The links every device measures (see Device::measure_links): the CPU devices'
+// one at a time, then every GPU's at once, as in a halo exchange, so that the
+// GPU figures are for a loaded machine.
+void link_curves(const Topology& topology, const std::vector<DeviceSpec>& specs, const std::vector<double>& sizes,
+                 int repetitions, Profile& profile) {
+  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<const Device*> all;
+  std::vector<std::size_t> cpus, gpus;
+  for (const auto& spec : specs) {
+    (spec.info.kind == DeviceKind::Gpu ? gpus : cpus).push_back(devices.size());
+    devices.push_back(device_for(topology, spec));
+    all.push_back(devices.back().get());
   }
-  return TransferCurve::fit(samples);
+  std::vector<std::vector<LinkSamples>> found(devices.size());
+  for (std::size_t k : cpus) found[k] = devices[k]->measure_links(all, sizes, repetitions);
+  run_on_threads(gpus.size(), [&](std::size_t i) {
+    found[gpus[i]] = devices[gpus[i]]->measure_links(all, sizes, repetitions);
+  });
+  const auto key_of = [&](const Device* d) {
+    return device_key(specs[static_cast<std::size_t>(std::find(all.begin(), all.end(), d) - all.begin())].info);
+  };
+  for (const auto& links : found) {
+    for (const LinkSamples& l : links) profile.links[link_key(key_of(l.from), key_of(l.to))] = TransferCurve::fit(l.samples);
+  }
 }
 
 // What an iteration costs besides the sweep: the device alone, 4 rows, its real
@@ -283,13 +264,8 @@ TransferCurve cpu_link(const DeviceSpec& from, const DeviceSpec& to, double row_
 // the sweep.
 double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision, std::int64_t nx,
                     const RateCurve& curve, const VariantChoice& variant) {
-  std::unique_ptr<Device> device;
+  const std::unique_ptr<Device> device = device_for(topology, spec);
   const int spins = spin_limit_for(spec.info.threads, topology.hardware_threads());
-  if (spec.info.kind == DeviceKind::Gpu) {
-    device = make_cuda_device(spec.info, spec.gpu, spec.worker_cpus.front(), spec.own_core);
-  } else {
-    device = std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes, spins);
-  }
   Problem p;
   p.nx = nx;
   p.ny = 4;
@@ -315,14 +291,7 @@ double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision 
 void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs, Precision precision, std::int64_t nx,
                   std::int64_t most, Profile& profile) {
   std::vector<std::unique_ptr<Device>> devices;
-  for (const auto& spec : specs) {
-    if (spec.info.kind == DeviceKind::Gpu) {
-      devices.push_back(make_cuda_device(spec.info, spec.gpu, spec.worker_cpus.front(), spec.own_core));
-    } else {
-      devices.push_back(std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes,
-                                                    spin_limit_for(spec.info.threads, topology.hardware_threads())));
-    }
-  }
+  for (const auto& spec : specs) devices.push_back(device_for(topology, spec));
   const std::vector<std::int64_t> sizes = {std::max<std::int64_t>(4, most / 8), std::max<std::int64_t>(8, most / 2)};
   std::vector<std::vector<std::pair<double, double>>> in(devices.size()), out(devices.size());
   dispatch(precision, [&](auto zero) {
@@ -373,34 +342,8 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   for (const auto& d : devices) (d.info.kind == DeviceKind::Gpu ? gpus : cpus).push_back(&d);
 
   // Links first: they are quick, and the curves use what is left.
-  const auto row = static_cast<double>(row_bytes(o.nx, o.precisions.front()));
-  for (const DeviceSpec* a : cpus) {
-    for (const DeviceSpec* b : cpus) {
-      if (a != b) profile.links[link_key(device_key(a->info), device_key(b->info))] = cpu_link(*a, *b, row, o.repetitions);
-    }
-  }
-  if (!gpus.empty()) {
-    // Every GPU copies at once, as in a halo exchange: the figures are for a loaded machine.
-    std::vector<GpuLinkSamples> samples(gpus.size());
-    run_on_threads(gpus.size(), [&](std::size_t k) {
-      std::vector<int> peers;
-      for (const DeviceSpec* g : gpus) {
-        if (g != gpus[k]) peers.push_back(g->gpu);
-      }
-      samples[k] = gpu_link_samples(gpus[k]->gpu, peers, row_sizes(row), o.repetitions);
-    });
-    for (std::size_t k = 0; k < gpus.size(); ++k) {
-      const std::string g = device_key(gpus[k]->info);
-      for (const DeviceSpec* c : cpus) {
-        profile.links[link_key(g, device_key(c->info))] = TransferCurve::fit(samples[k].to_host);
-        profile.links[link_key(device_key(c->info), g)] = TransferCurve::fit(samples[k].from_host);
-      }
-      std::size_t p = 0;
-      for (const DeviceSpec* other : gpus) {
-        if (other != gpus[k]) profile.links[link_key(g, device_key(other->info))] = TransferCurve::fit(samples[k].to_peer[p++]);
-      }
-    }
-  }
+  link_curves(topology, devices, row_sizes(static_cast<double>(row_bytes(o.nx, o.precisions.front()))),
+              o.repetitions, profile);
   profile.link_conditions = gpus.empty() ? "CPU rows: a hand-over and a pull by the receiving socket, one link at a time"
                                          : "GPU copies timed on the host with every GPU copying at once; CPU rows: a "
                                            "hand-over and a pull by the receiving socket, one link at a time";
@@ -417,11 +360,14 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
           out.skipped.push_back(g->info.name + " " + to_string(precision) + " " + to_string(variant.variant));
           continue;
         }
+        StencilJob job;
+        job.precision = precision;
+        job.nx = o.nx;
+        job.variant = variant;
         std::vector<RateCurve::Point> points, checks;
-        for (const GpuRateSample& sample :
-             gpu_rate_samples(g->gpu, precision, o.nx, row_counts(most), o.repetitions, variant)) {
-          points.push_back({sample.rows, sample.sweep_s});
-          checks.push_back({sample.rows, std::max(0.0, sample.checked_sweep_s - sample.sweep_s)});
+        for (const RateSamples& sample : device_for(topology, *g)->measure_sweeps(job, row_counts(most), o.repetitions, true)) {
+          points.push_back({sample.rows, robust_time(sample.sweep_s)});
+          checks.push_back({sample.rows, robust_time(sample.check_s)});
         }
         DeviceProfile& d = entry_of(profile, g->info);
         d.kind = "gpu";

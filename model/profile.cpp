@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "devices/cuda/cuda_info.hpp"
+#include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
 #include "core/atomic_file.hpp"
 
@@ -126,7 +126,7 @@ Fingerprint fingerprint_of(const Topology& t) {
   f.sockets = static_cast<int>(t.packages.size());
   f.cores = static_cast<int>(t.cores.size());
   for (const auto& g : t.gpus) f.gpus.push_back(g.name + " " + g.uuid);
-  f.driver_version = t.this_machine ? cuda_driver_version() : 0;
+  f.driver_version = t.this_machine ? driver_version() : 0;
   return f;
 }
 

@@ -4,11 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "devices/cpu/cpu_device.hpp"
-#include "devices/cuda/cuda_device.hpp"
-#include "devices/cuda/cuda_info.hpp"
-#include "devices/device_map.hpp"
-#include "devices/sync.hpp"
+#include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
 #include "core/even_split.hpp"
 #include "runtime/executor.hpp"
@@ -45,21 +41,13 @@ class Reporting {
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->topology = load_topology(options.topology);
-  // A described machine's GPUs are not this machine's: they can be planned for, not run.
-  const bool gpus = impl_->topology.this_machine && cuda_compiled();
-  const auto specs = map_devices(impl_->topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,
-                                                                   options.devices, gpus});
-  int threads = 0;
-  for (const auto& s : specs) threads += s.info.threads;
-  impl_->spins = spin_limit_for(threads, impl_->topology.hardware_threads());
-  for (const auto& spec : specs) {
-    if (spec.info.kind == DeviceKind::Gpu) {
-      impl_->devices.push_back(make_cuda_device(spec.info, spec.gpu, spec.worker_cpus.front(), spec.own_core));
-    } else {
-      impl_->devices.push_back(std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, spec.cache_bytes, impl_->spins));
-    }
-    impl_->infos.push_back(impl_->devices.back()->info());
-    spdlog::debug("{}: {}", spec.info.name, spec.info.description);
+  MachineDevices machine = make_devices(impl_->topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,
+                                                                           options.devices, true});
+  impl_->spins = machine.spins;
+  impl_->devices = std::move(machine.devices);
+  for (const auto& d : impl_->devices) {
+    impl_->infos.push_back(d->info());
+    spdlog::debug("{}: {}", d->info().name, d->info().description);
   }
 }
 

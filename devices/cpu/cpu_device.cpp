@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "devices/cpu/cpu_links.hpp"
 #include "devices/cpu/jacobi_kernels.hpp"
 #include "devices/transport/transport.hpp"
 #include "hetstencil/error.hpp"
@@ -27,6 +28,7 @@ constexpr std::uint64_t kAssumedCacheBytes = std::uint64_t(32) << 20;
 CpuDevice::CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus, std::uint64_t cache_bytes,
                      int spins)
     : info_(std::move(info)),
+      lead_cpus_(worker_cpus.empty() ? std::vector<int>{} : worker_cpus.front()),
       team_(info_.name, std::move(worker_cpus), spins),
       cache_bytes_(cache_bytes > 0 ? cache_bytes : kAssumedCacheBytes) {
   info_.threads = team_.size();
@@ -287,7 +289,12 @@ void CpuDevice::detach() {
   job_ = nullptr;
 }
 
-CpuDevice::SweepVsCopy CpuDevice::bench(int repetitions) {
+void CpuDevice::check_attached(const StencilJob& job, const char* doing) const {
+  if (job_ != &job) HETSTENCIL_THROW(InvalidArgument, info_.name + ": " + doing + " needs the job's slab attached");
+}
+
+SweepVsCopy CpuDevice::sweep_vs_copy(const StencilJob& job, int repetitions) {
+  check_attached(job, "timing a sweep beside a copy");
   std::vector<double> sweeps, copies;
   dispatch(job_->precision, [&](auto zero) {
     using T = decltype(zero);
@@ -308,7 +315,39 @@ CpuDevice::SweepVsCopy CpuDevice::bench(int repetitions) {
       }
     });
   });
-  return {median(sweeps), median(copies)};
+  SweepVsCopy out;
+  out.sweep_s = median(sweeps);
+  out.copy_s = median(copies);
+  out.streaming_stores = streaming_stores();
+  return out;
+}
+
+std::vector<RateSamples> CpuDevice::measure_sweeps(const StencilJob& job, const std::vector<std::int64_t>& rows,
+                                                   int repetitions, bool checks,
+                                                   const std::function<void()>& before_each) {
+  check_attached(job, "measuring sweeps");
+  std::vector<RateSamples> out;
+  for (std::int64_t r : rows) {
+    RateSamples s;
+    s.rows = r;
+    s.sweep_s = sweep_samples(r, repetitions, false, before_each);
+    if (checks) s.check_s = sweep_samples(r, repetitions, true, before_each);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<LinkSamples> CpuDevice::measure_links(const std::vector<const Device*>& others,
+                                                  const std::vector<double>& sizes, int repetitions) const {
+  std::vector<LinkSamples> out;
+  const CpuEnd from{info_.name, info_.numa_node, lead_cpus_};
+  for (const Device* other : others) {
+    const auto* cpu = dynamic_cast<const CpuDevice*>(other);
+    if (!cpu || cpu == this) continue;
+    const CpuEnd to{cpu->info_.name, cpu->info_.numa_node, cpu->lead_cpus_};
+    out.push_back({this, other, cpu_link_samples(from, to, sizes, repetitions)});
+  }
+  return out;
 }
 
 std::vector<double> CpuDevice::sweep_samples(std::int64_t rows, int repetitions, bool residual,

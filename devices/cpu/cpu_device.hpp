@@ -31,14 +31,14 @@ class CpuDevice final : public Device {
   void detach() override;
   DeviceTimes times() const override { return times_; }
 
-  /// Median seconds of one sweep over the attached slab, and of a plain copy of
-  /// the same bytes (one value read and one written per cell) by the same
-  /// workers on the same memory with the same kind of stores.
-  struct SweepVsCopy {
-    double sweep_s = 0.0;
-    double copy_s = 0.0;
-  };
-  SweepVsCopy bench(int repetitions);
+  std::vector<RateSamples> measure_sweeps(const StencilJob& job, const std::vector<std::int64_t>& rows,
+                                          int repetitions, bool checks,
+                                          const std::function<void()>& before_each = {}) override;
+  std::vector<LinkSamples> measure_links(const std::vector<const Device*>& others, const std::vector<double>& sizes,
+                                         int repetitions) const override;
+  /// One sweep over the attached slab beside a plain copy of the same bytes by
+  /// the same workers on the same memory with the same kind of stores.
+  SweepVsCopy sweep_vs_copy(const StencilJob& job, int repetitions) override;
   /// Seconds of each of `repetitions` sweeps (after a warm-up) over the first
   /// `rows` rows of the attached slab, by all workers: the calibration's
   /// samples; with `residual`, of the residual pass a check makes instead.
@@ -97,7 +97,11 @@ class CpuDevice final : public Device {
     HostRowMover mover_;
   };
 
+  /// Throws unless `job` is the attached one: `doing` needs its slab.
+  void check_attached(const StencilJob& job, const char* doing) const;
+
   DeviceInfo info_;
+  std::vector<int> lead_cpus_;  // the first worker's processors, where its links are measured from
   WorkerTeam team_;
   const StencilJob* job_ = nullptr;
   RowRange rows_;

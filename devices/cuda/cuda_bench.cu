@@ -54,13 +54,13 @@ double median_seconds(const std::string& what, int repetitions, cudaStream_t str
 }
 
 template <class T>
-GpuSweepTiming time_size(int gpu, std::int64_t n, int repetitions) {
-  const std::string where = "gpu" + std::to_string(gpu) + ": benchmarking " + std::to_string(n) + "^2";
-  GpuSweepTiming r;
-  r.n = n;
-  const cuda::SlabLayout layout = cuda::make_layout<T>(n);
-  const std::size_t slab = static_cast<std::size_t>((n + 2) * layout.pitch) * sizeof(T);
-  const std::size_t sums = static_cast<std::size_t>(n * layout.segments) * sizeof(double);
+SweepVsCopy time_sweep(int gpu, std::int64_t nx, std::int64_t ny, int repetitions) {
+  const std::string where =
+      "gpu" + std::to_string(gpu) + ": benchmarking " + std::to_string(nx) + " x " + std::to_string(ny);
+  SweepVsCopy r;
+  const cuda::SlabLayout layout = cuda::make_layout<T>(nx);
+  const std::size_t slab = static_cast<std::size_t>((ny + 2) * layout.pitch) * sizeof(T);
+  const std::size_t sums = static_cast<std::size_t>(ny * layout.segments) * sizeof(double);
   std::size_t free_bytes = 0, total = 0;
   HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total), where);
   if (2 * slab + 2 * sums + (std::size_t(1) << 28) > free_bytes) {
@@ -75,16 +75,16 @@ GpuSweepTiming time_size(int gpu, std::int64_t n, int repetitions) {
   cuda::SweepArgs a;
   a.layout = layout;
   a.row_begin = 1;
-  a.row_end = n + 1;
+  a.row_end = ny + 1;
   a.segment_sums = segment_sums.get<double>();
   a.segment_max = segment_max.get<double>();
   r.sweep_s = median_seconds(where, repetitions, stream, [&] {
     cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
   });
-  r.sweep_residual_s = median_seconds(where, repetitions, stream, [&] {
+  r.checked_sweep_s = median_seconds(where, repetitions, stream, [&] {
     cuda::launch_sweep<T, true, true>(u.get<T>(), v.get<T>(), nullptr, a, stream);
   });
-  const std::size_t bytes = static_cast<std::size_t>(n) * static_cast<std::size_t>(n) * sizeof(T);
+  const std::size_t bytes = static_cast<std::size_t>(nx) * static_cast<std::size_t>(ny) * sizeof(T);
   r.copy_s = median_seconds(where, repetitions, stream, [&] {
     HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(v.get(), u.get(), bytes, cudaMemcpyDeviceToDevice, stream), where);
   });
@@ -94,18 +94,9 @@ GpuSweepTiming time_size(int gpu, std::int64_t n, int repetitions) {
 
 }  // namespace
 
-std::vector<GpuSweepTiming> bench_gpu_sweeps(int gpu, const std::vector<std::int64_t>& sizes,
-                                             const std::vector<Precision>& precisions, int repetitions) {
+SweepVsCopy bench_gpu_sweep(int gpu, Precision precision, std::int64_t nx, std::int64_t ny, int repetitions) {
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), "gpu" + std::to_string(gpu) + ": selecting the GPU");
-  std::vector<GpuSweepTiming> out;
-  for (Precision p : precisions) {
-    for (std::int64_t n : sizes) {
-      GpuSweepTiming r = dispatch(p, [&](auto zero) { return time_size<decltype(zero)>(gpu, n, repetitions); });
-      r.precision = p;
-      out.push_back(r);
-    }
-  }
-  return out;
+  return dispatch(precision, [&](auto zero) { return time_sweep<decltype(zero)>(gpu, nx, ny, repetitions); });
 }
 
 struct GpuLoad::Impl {

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "devices/affinity.hpp"
+#include "devices/cuda/cuda_bench.hpp"
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/cuda_row_mover.hpp"
@@ -47,6 +48,9 @@ constexpr std::int64_t kLookaheadChecks = 16;
 // cudaMemGetInfo counts as used, and the tile kernels' scratch.
 constexpr std::uint64_t kGpuReserve = std::uint64_t(512) << 20;
 
+// The square grid a GPU's load sweeps (start_load): large enough to keep it busy.
+constexpr std::int64_t kLoadSize = 8192;
+
 class CudaDevice final : public Device {
  public:
   CudaDevice(DeviceInfo info, int gpu, std::vector<int> host_cpus, bool own_core)
@@ -71,6 +75,46 @@ class CudaDevice final : public Device {
   }
 
   const DeviceInfo& info() const override { return info_; }
+  std::vector<RateSamples> measure_sweeps(const StencilJob& job, const std::vector<std::int64_t>& rows,
+                                          int repetitions, bool /*checks*/,
+                                          const std::function<void()>& /*before_each*/) override {
+    std::vector<RateSamples> out;
+    for (const GpuRateSample& s : gpu_rate_samples(gpu_, job.precision, job.nx, rows, repetitions, job.variant)) {
+      out.push_back({s.rows, {s.sweep_s}, {std::max(0.0, s.checked_sweep_s - s.sweep_s)}});
+    }
+    return out;
+  }
+
+  std::vector<LinkSamples> measure_links(const std::vector<const Device*>& others, const std::vector<double>& sizes,
+                                         int repetitions) const override {
+    std::vector<const Device*> hosts, peers;
+    std::vector<int> peer_gpus;
+    for (const Device* other : others) {
+      if (const auto* gpu = dynamic_cast<const CudaDevice*>(other)) {
+        if (gpu == this) continue;
+        peers.push_back(other);
+        peer_gpus.push_back(gpu->gpu_);
+      } else if (other->info().kind == DeviceKind::Cpu) {
+        hosts.push_back(other);
+      }
+    }
+    const GpuLinkSamples samples = gpu_link_samples(gpu_, peer_gpus, sizes, repetitions);
+    std::vector<LinkSamples> out;
+    for (const Device* host : hosts) {
+      out.push_back({this, host, samples.to_host});
+      out.push_back({host, this, samples.from_host});
+    }
+    for (std::size_t k = 0; k < peers.size(); ++k) out.push_back({this, peers[k], samples.to_peer[k]});
+    return out;
+  }
+
+  std::unique_ptr<DeviceLoad> start_load() const override {
+    return std::make_unique<GpuLoad>(gpu_, host_cpus_, own_core_, kLoadSize);
+  }
+
+  SweepVsCopy sweep_vs_copy(const StencilJob& job, int repetitions) override {
+    return bench_gpu_sweep(gpu_, job.precision, job.nx, job.ny, repetitions);
+  }
   DeviceTimes times() const override { return times_; }
 
   std::uint64_t slab_bytes(const StencilJob& job, RowRange rows) const override {

@@ -1,5 +1,5 @@
-// The CUDA GPU as a device. Declared without CUDA types so that the runtime
-// builds the same way with and without CUDA (the stub throws NotCompiled).
+// The CUDA GPU as a device. Declared without CUDA types, for the backend
+// (cuda_backend.cu) and the GPU tests, which are plain C++.
 #pragma once
 
 #include <memory>

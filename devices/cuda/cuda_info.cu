@@ -30,8 +30,6 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-bool cuda_compiled() { return true; }
-
 void enable_peer_access(int from, int to, const std::string& context) {
   static std::mutex mutex;
   static std::set<std::pair<int, int>> enabled;

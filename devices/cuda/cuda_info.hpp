@@ -1,5 +1,5 @@
-// What the CUDA runtime says about this machine's GPUs. Without CUDA compiled
-// in, or without a driver or GPU, there are none.
+// What the CUDA runtime says about this machine's GPUs: without a driver or
+// GPU, there are none.
 #pragma once
 
 #include <vector>
@@ -7,9 +7,6 @@
 #include "hetstencil/topology.hpp"
 
 namespace hetstencil {
-
-/// Whether this build contains the CUDA parts.
-bool cuda_compiled();
 
 /// Number of CUDA GPUs visible to this process (0 without driver or GPU).
 int cuda_device_count();

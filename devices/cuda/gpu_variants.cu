@@ -155,7 +155,8 @@ double GpuVariantSolver::advance(const VariantChoice& c, std::int64_t iterations
   return 1e-3 * static_cast<double>(ms);
 }
 
-double GpuVariantSolver::max_relative_error(const GpuVariantSolver& other) const {
+double GpuVariantSolver::max_relative_error(const VariantGrid& grid) const {
+  const auto& other = dynamic_cast<const GpuVariantSolver&>(grid);
   const Impl& m = *impl_;
   m.use("measuring an error");
   HETSTENCIL_CUDA_CHECK(cudaMemsetAsync(m.maxima.get(), 0, 2 * sizeof(unsigned long long), m.stream),

@@ -11,14 +11,9 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include "devices/cpu/cpu_device.hpp"
-#include "devices/cuda/cuda_bench.hpp"
-#include "devices/device_map.hpp"
-#include "devices/sync.hpp"
+#include "hetstencil/bench.hpp"
 #include "hetstencil/grid.hpp"
-#include "core/dispatch.hpp"
-#include "runtime/executor.hpp"
-#include "core/timing_grid.hpp"
+#include "hetstencil/topology.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
 #include "tools/hetstencil/option_checks.hpp"
@@ -45,97 +40,50 @@ std::vector<Precision> precisions_of(const std::string& choice) {
   return out;
 }
 
-CpuDevice::SweepVsCopy time_cpu(CpuDevice& device, Precision precision, const BenchOptions& o) {
-  return dispatch(precision, [&](auto zero) {
-    using T = decltype(zero);
-    StencilJob job;
-    job.precision = precision;
-    job.nx = o.nx;
-    job.ny = o.ny;
-    const std::uint64_t grid_size = grid_bytes(o.nx, o.ny, precision);
-    check_memory_for(job, grid_size, {{&device, RowRange{1, o.ny}}});
-    Grid<T> grid = allocating("the host grid", grid_size, [&] { return timing_grid<T>(o.ny, o.nx); });
-    job.initial = grid.data();
-    job.result = grid.data();
-    job.spike_row = (o.ny + 1) / 2;
-    job.spike_col = (o.nx + 1) / 2;
-    device.attach(job, RowRange{1, o.ny});
-    const CpuDevice::SweepVsCopy t = device.bench(o.repetitions);
-    device.detach();
-    return t;
-  });
-}
-
 int run_bench_cpu(const BenchOptions& o) {
-  for (Precision precision : precisions_of(o.precision)) grid_bytes(o.nx, o.ny, precision);
+  const std::vector<Precision> precisions = precisions_of(o.precision);
+  for (Precision precision : precisions) grid_bytes(o.nx, o.ny, precision);
   const Topology topology = load_topology(o.machine.topology);
-  // Beside GPUs, each GPU's host thread takes its core, as in a real solve.
-  const bool gpus = o.beside_gpus && !topology.gpus.empty();
-  const auto specs = map_devices(topology, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
-                                                            o.machine.devices, gpus});
+  const bool gpus = o.beside_gpus && topology.this_machine && !topology.gpus.empty();
   fmt::print("# one sweep vs a copy of the same bytes (1 value read + 1 written per cell), median of {}\n",
              o.repetitions);
   fmt::print("{:<8} {:>9} {:>7} {:>7} {:>8} {:>10} {:>10} {:>10} {:>11} {:>10} {:>10}{}\n", "device", "precision",
              "nx", "rows", "threads", "stores", "sweep_ms", "copy_ms", "GCells/s", "sweep_GB/s", "sweep/copy",
              gpus ? "   beside_gpus_ms  beside/alone  gpu_sweeps" : "");
-  for (const auto& spec : specs) {
-    if (spec.info.kind != DeviceKind::Cpu) continue;
-    CpuDevice device(spec.info, spec.worker_cpus, spec.cache_bytes,
-                     spin_limit_for(spec.info.threads, topology.hardware_threads()));
-    for (Precision precision : precisions_of(o.precision)) {
-      const CpuDevice::SweepVsCopy t = time_cpu(device, precision, o);
-      const double cells = static_cast<double>(o.nx) * static_cast<double>(o.ny);
-      fmt::print("{:<8} {:>9} {:>7} {:>7} {:>8} {:>10} {:>10.3f} {:>10.3f} {:>10.3f} {:>11.1f} {:>10.3f}",
-                 spec.info.name, to_string(precision), o.nx, o.ny, spec.info.threads,
-                 device.streaming_stores() ? "streaming" : "plain", t.sweep_s * 1e3, t.copy_s * 1e3,
-                 cells / t.sweep_s / 1e9, 2.0 * static_cast<double>(value_bytes(precision)) * cells / t.sweep_s / 1e9,
-                 t.sweep_s / t.copy_s);
-      if (gpus) {
-        std::vector<std::unique_ptr<GpuLoad>> loads;
-        for (const auto& g : specs) {
-          if (g.info.kind == DeviceKind::Gpu) {
-            loads.push_back(std::make_unique<GpuLoad>(g.gpu, g.worker_cpus.front(), g.own_core, 8192));
-          }
-        }
-        const CpuDevice::SweepVsCopy beside = time_cpu(device, precision, o);
-        std::int64_t sweeps = 0;
-        for (const auto& l : loads) sweeps += l->sweeps();
-        loads.clear();
-        fmt::print(" {:>16.3f} {:>13.3f} {:>11}", beside.sweep_s * 1e3, beside.sweep_s / t.sweep_s, sweeps);
-      }
-      fmt::print("\n");
-    }
-  }
+  bench_cpu_sweeps(o.machine, o.nx, o.ny, precisions, o.repetitions, gpus, [&](const SweepTiming& t) {
+    const double cells = static_cast<double>(t.nx) * static_cast<double>(t.ny);
+    fmt::print("{:<8} {:>9} {:>7} {:>7} {:>8} {:>10} {:>10.3f} {:>10.3f} {:>10.3f} {:>11.1f} {:>10.3f}", t.device,
+               to_string(t.precision), t.nx, t.ny, t.threads, t.streaming_stores ? "streaming" : "plain",
+               t.sweep_s * 1e3, t.copy_s * 1e3, cells / t.sweep_s / 1e9,
+               2.0 * static_cast<double>(value_bytes(t.precision)) * cells / t.sweep_s / 1e9, t.sweep_s / t.copy_s);
+    if (gpus) fmt::print(" {:>16.3f} {:>13.3f} {:>11}", t.beside_sweep_s * 1e3, t.beside_sweep_s / t.sweep_s, t.load_sweeps);
+    fmt::print("\n");
+  });
   return 0;
 }
 
 int run_bench_gpu(const BenchOptions& o) {
-  const Topology topology = load_topology();
-  const auto specs = map_devices(topology, DeviceMapOptions{0, 0, o.machine.devices, true});
   fmt::print("# one sweep vs cudaMemcpy (device to device) of the same bytes: nx*ny values read and written; "
              "median of {}\n",
              o.repetitions);
   fmt::print("{:<6} {:>9} {:>7} {:>10} {:>10} {:>10} {:>10} {:>11} {:>10} {:>14} {:>14}\n", "device", "precision", "n",
              "sweep_ms", "GCells/s", "sweep_GB/s", "copy_ms", "copy_GB/s", "sweep/copy", "+residual_ms",
              "+residual/copy");
-  int gpus = 0;
-  for (const auto& spec : specs) {
-    if (spec.info.kind != DeviceKind::Gpu) continue;
-    ++gpus;
-    for (const GpuSweepTiming& t : bench_gpu_sweeps(spec.gpu, o.sizes, precisions_of(o.precision), o.repetitions)) {
-      if (t.skipped) {
-        fmt::print("{:<6} {:>9} {:>7}   skipped: not enough GPU memory\n", spec.info.name, to_string(t.precision), t.n);
-        continue;
-      }
-      const double cells = static_cast<double>(t.n) * static_cast<double>(t.n);
-      const double bytes = 2.0 * static_cast<double>(value_bytes(t.precision)) * cells;
-      fmt::print("{:<6} {:>9} {:>7} {:>10.3f} {:>10.1f} {:>10.0f} {:>10.3f} {:>11.0f} {:>10.3f} {:>14.3f} {:>14.3f}\n",
-                 spec.info.name, to_string(t.precision), t.n, t.sweep_s * 1e3, cells / t.sweep_s / 1e9,
-                 bytes / t.sweep_s / 1e9, t.copy_s * 1e3, bytes / t.copy_s / 1e9, t.sweep_s / t.copy_s,
-                 t.sweep_residual_s * 1e3, t.sweep_residual_s / t.copy_s);
+  bool any = false;
+  bench_gpu_sweeps(o.machine.devices, o.sizes, precisions_of(o.precision), o.repetitions, [&](const SweepTiming& t) {
+    any = true;
+    if (t.skipped) {
+      fmt::print("{:<6} {:>9} {:>7}   skipped: not enough GPU memory\n", t.device, to_string(t.precision), t.nx);
+      return;
     }
-  }
-  if (gpus == 0) fmt::print("no GPU: nothing to measure\n");
+    const double cells = static_cast<double>(t.nx) * static_cast<double>(t.ny);
+    const double bytes = 2.0 * static_cast<double>(value_bytes(t.precision)) * cells;
+    fmt::print("{:<6} {:>9} {:>7} {:>10.3f} {:>10.1f} {:>10.0f} {:>10.3f} {:>11.0f} {:>10.3f} {:>14.3f} {:>14.3f}\n",
+               t.device, to_string(t.precision), t.nx, t.sweep_s * 1e3, cells / t.sweep_s / 1e9,
+               bytes / t.sweep_s / 1e9, t.copy_s * 1e3, bytes / t.copy_s / 1e9, t.sweep_s / t.copy_s,
+               t.checked_sweep_s * 1e3, t.checked_sweep_s / t.copy_s);
+  });
+  if (!any) fmt::print("no GPU: nothing to measure\n");
   return 0;
 }
 

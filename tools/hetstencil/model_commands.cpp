@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
-#include "devices/cuda/cuda_info.hpp"
+#include "devices/backend.hpp"
 #include "devices/device_map.hpp"
 #include "hetstencil/error.hpp"
 #include "model/calibrate.hpp"
@@ -69,7 +69,7 @@ Profile profile_for_planning(const ModelOptions& o, const Topology& t, std::stri
   // what the profile has, and --devices then chooses among the profile's.
   const std::string selection = mapped ? o.machine.devices : "";
   for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
-                                                          selection, cuda_compiled()})) {
+                                                          selection, backend_of(DeviceKind::Gpu) != nullptr})) {
     devices.push_back(spec.info);
   }
   return mapped ? named_for(*p, devices) : named_as_measured(*p, devices);
@@ -112,7 +112,7 @@ int run_calibrate(const ModelOptions& o) {
   const Topology t = load_topology(o.machine.topology);
   if (!t.this_machine) HETSTENCIL_THROW(InvalidArgument, "calibration measures this machine; drop --topology/--synthetic");
   const auto devices = map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
-                                                       o.machine.devices, cuda_compiled()});
+                                                       o.machine.devices, backend_of(DeviceKind::Gpu) != nullptr});
   const std::string path = profile_path(o, t);
   CalibrationOptions c;
   c.precisions = precisions_of(o.problem.precision);
@@ -194,7 +194,7 @@ int run_predict(const ModelOptions& o) {
   std::vector<DeviceInfo> devices;
   if (is_this_machine(p, t)) {
     for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
-                                                            o.machine.devices, cuda_compiled()})) {
+                                                            o.machine.devices, backend_of(DeviceKind::Gpu) != nullptr})) {
       devices.push_back(spec.info);
     }
   } else {

@@ -12,7 +12,7 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
-#include "devices/cuda/cuda_info.hpp"
+#include "devices/backend.hpp"
 #include "devices/device_map.hpp"
 #include "hetstencil/error.hpp"
 #include "model/calibrate.hpp"
@@ -55,7 +55,7 @@ MachineModel machine_model(const Runtime& runtime, const RuntimeOptions& machine
   // Calibration makes devices of its own, as the runtime maps them; the
   // runtime's own wait idle meanwhile.
   const auto specs = map_devices(
-      t, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, cuda_compiled()});
+      t, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, backend_of(DeviceKind::Gpu) != nullptr});
   const Calibration cal = calibrate(t, specs, c, Profile{});
   fmt::print(stderr, "hetstencil: calibrated in {:.2f} s (hetstencil profile show prints it)\n", cal.seconds);
   for (const auto& s : cal.skipped) fmt::print(stderr, "hetstencil: calibration skipped (budget): {}\n", s);

@@ -12,12 +12,10 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include "devices/cuda/cuda_info.hpp"
-#include "devices/cuda/gpu_variants.hpp"
+#include "hetstencil/bench.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/npy.hpp"
 #include "hetstencil/reference.hpp"
-#include "core/robust.hpp"
 #include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/plot.hpp"
 #include "tools/hetstencil/problem_options.hpp"
@@ -48,9 +46,10 @@ struct Row {
 
 int run_variants(const VariantsOptions& o) {
   check_plot_options(o.csv, o.plot);
-  if (o.gpu >= cuda_device_count()) {
+  const std::size_t gpus = load_topology().gpus.size();
+  if (static_cast<std::size_t>(o.gpu) >= gpus) {
     HETSTENCIL_THROW(InvalidArgument, "no CUDA device " + std::to_string(o.gpu) + " (this machine has " +
-                                          std::to_string(cuda_device_count()) + ")");
+                                          std::to_string(gpus) + ")");
   }
   const Precision precision = parse_precision(o.precision);
   if (!o.csv.empty()) check_writable(o.csv);
@@ -72,7 +71,7 @@ int run_variants(const VariantsOptions& o) {
     p.stop.max_iterations = o.iterations;
     const std::int64_t T = o.iterations;
     fmt::print(stderr, "n = {}: the converged solution ({} sync iterations)\n", n, 10 * T);
-    GpuVariantSolver converged(o.gpu, p), solver(o.gpu, p);
+    VariantSolver converged(o.gpu, p), solver(o.gpu, p);
     converged.advance({Variant::Sync, 1}, 10 * T);
     solver.advance({Variant::Sync, 1}, 50);  // warm-up
     solver.reset();
