@@ -295,16 +295,6 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
   return out;
 }
 
-std::string caution_of(const SplitPlan& plan) {
-  std::string out;
-  for (const auto& d : plan.devices) {
-    if (d.sized_slower <= 1.0) continue;
-    out += fmt::format("{}{} sized for sweeps {:.0f}% slower than its curve", out.empty() ? "" : "; ", d.name,
-                       100.0 * (d.sized_slower - 1.0));
-  }
-  return out;
-}
-
 SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
                      std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant) {
   if (candidates.empty()) HETSTENCIL_THROW(InvalidArgument, "no devices to plan for");

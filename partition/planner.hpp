@@ -16,11 +16,9 @@ struct Candidate {
   std::int64_t max_rows = 0;  ///< most rows its memory holds (0: no limit)
 };
 
-struct LeftOut {
-  std::string name;
-  std::string reason;  ///< in words, with the predicted times
-};
-
+/// The planner's own form of a plan: its devices by name and kind, each with
+/// what it was sized for, as the model takes them (partition/policy makes a
+/// Plan of it for a runtime's devices).
 struct SplitPlan {
   std::vector<PlannedDevice> devices;  ///< in row order, each with rows > 0 and what it was sized for
   Prediction prediction;               ///< by the curves as they are
@@ -33,10 +31,6 @@ struct SplitPlan {
 /// 14-57% in those where it swept 2-4x slower than calibrated, before its
 /// slowdown was learnt (and at times after: a slowdown can exceed the last).
 constexpr double kLeastGainBesideGpus = 0.05;
-
-/// "cpu0 sized for sweeps 20% slower than its curve" for each device so
-/// sized, joined by "; " ("" for none).
-std::string caution_of(const SplitPlan& plan);
 
 /// The devices as the planner sees them; a GPU's rows are bounded by its
 /// memory (two slabs and the residual's sums in 90% of it) where it is known.

@@ -10,8 +10,10 @@
 #include "devices/device_map.hpp"
 #include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
-#include "core/even_split.hpp"
+#include "model/predict.hpp"
+#include "partition/policy.hpp"
 #include "runtime/executor.hpp"
+#include "runtime/machine_profile.hpp"
 
 namespace hetstencil {
 
@@ -22,7 +24,23 @@ struct Runtime::Impl {
   int spins = 0;
   // The devices (their threads and slabs) serve one solve at a time.
   std::mutex solving;
+  std::unique_ptr<ProfileKeeper> profile;
+  // The profile serves one plan, prediction or lesson at a time.
+  std::mutex modelling;
 };
+
+static_assert(RuntimeOptions::kMostCpuDevices == kMaxCpuDevices &&
+                  RuntimeOptions::kMostThreadsPerDevice == kMaxThreadsPerDevice,
+              "the public bounds are the device map's");
+
+std::vector<DeviceInfo> devices_of(const Topology& topology, const RuntimeOptions& options) {
+  std::vector<DeviceInfo> out;
+  for (const auto& spec : map_devices(topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,
+                                                                 options.devices, true})) {
+    out.push_back(spec.info);
+  }
+  return out;
+}
 
 namespace {
 
@@ -47,8 +65,8 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->topology = load_topology(options.topology);
   // A described machine's GPUs are not this machine's: they can be planned for, not run.
   const bool gpus = impl_->topology.this_machine && cuda_compiled();
-  const auto specs = map_devices(impl_->topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,
-                                                                   options.devices, gpus});
+  const DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, gpus};
+  const auto specs = map_devices(impl_->topology, mapping);
   int threads = 0;
   for (const auto& s : specs) threads += s.info.threads;
   impl_->spins = spin_limit_for(threads, impl_->topology.hardware_threads());
@@ -61,6 +79,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
     impl_->infos.push_back(impl_->devices.back()->info());
     spdlog::debug("{}: {}", spec.info.name, spec.info.description);
   }
+  impl_->profile = std::make_unique<ProfileKeeper>(impl_->topology, impl_->infos, mapping, options.profile);
 }
 
 Runtime::~Runtime() = default;
@@ -70,22 +89,52 @@ Runtime& Runtime::operator=(Runtime&&) noexcept = default;
 const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->infos; }
 const Topology& Runtime::topology() const { return impl_->topology; }
 
-Plan Runtime::even_plan(const Problem& problem) const {
+Plan Runtime::even_plan(const Problem& problem) const { return hetstencil::even_plan(impl_->infos, problem); }
+
+Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
   problem.validate();
-  const auto n = static_cast<std::int64_t>(impl_->devices.size());
-  if (n > problem.ny) {
-    HETSTENCIL_THROW(InvalidArgument, "more devices (" + std::to_string(n) + ") than rows (" +
-                                          std::to_string(problem.ny) + "): use fewer devices or a taller grid");
+  const std::lock_guard<std::mutex> lock(impl_->modelling);
+  ProfileKeeper& keeper = *impl_->profile;
+  const auto covered = [&] {
+    return keeper.profile() && covers(*keeper.profile(), impl_->infos, problem.precision, problem.nx, options.variant);
+  };
+  if (options.calibrate && !keeper.path().empty() && !covered()) {
+    keeper.calibrate(problem, options.budget_s, options.variant, options.notify);
   }
-  Plan plan;
-  for (std::int64_t k = 0; k < n; ++k) {
-    const Block b = even_block(problem.ny, n, k);
-    plan.parts.push_back(Assignment{static_cast<std::size_t>(k), b.begin + 1, b.size()});
+  if (covered()) {
+    Plan plan = model_plan(*keeper.profile(), impl_->infos, impl_->topology, problem, options.variant);
+    plan.origin = "planned from " + keeper.path();
+    if (const std::string caution = caution_of(*plan.prediction); !caution.empty()) plan.origin += " (" + caution + ")";
+    return plan;
   }
+  Plan plan = even_plan(problem);
+  plan.variant = options.variant;
+  plan.origin = keeper.path().empty()
+                    ? "even (a described machine has no model)"
+                    : "even (no model of this machine for this problem; hetstencil calibrate makes one)";
+  if (keeper.profile()) plan.prediction = predict_plan(*keeper.profile(), impl_->infos, plan, problem);
   return plan;
 }
 
-Result Runtime::solve(const Problem& problem) { return solve(problem, even_plan(problem)); }
+std::optional<Prediction> Runtime::predict(const Problem& problem, const Plan& plan) {
+  const std::lock_guard<std::mutex> lock(impl_->modelling);
+  const auto& profile = impl_->profile->profile();
+  return profile ? predict_plan(*profile, impl_->infos, plan, problem) : std::nullopt;
+}
+
+int Runtime::learn(const Report& report, const VariantChoice& variant) {
+  const std::lock_guard<std::mutex> lock(impl_->modelling);
+  return impl_->profile->learn(report, variant);
+}
+
+const std::string& Runtime::profile_path() const { return impl_->profile->path(); }
+
+std::string Runtime::profile_not_saved() const {
+  const std::lock_guard<std::mutex> lock(impl_->modelling);
+  return impl_->profile->not_saved();
+}
+
+Result Runtime::solve(const Problem& problem) { return solve(problem, plan(problem)); }
 
 Result Runtime::solve(const Problem& problem, const Plan& plan) { return solve(problem, plan, nullptr); }
 
@@ -106,7 +155,17 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
   }
   std::vector<Device*> devices;
   for (auto& d : impl_->devices) devices.push_back(d.get());
-  return execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s});
+  Result result = execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s});
+  result.report.split = plan.origin;
+  if (plan.prediction) {
+    // As the run went: a tolerance may have stopped it early.
+    Prediction& p = result.report.predicted.emplace(*plan.prediction);
+    p.iterations = result.report.iterations;
+    p.checks = residual_checks(problem.stop, p.iterations);
+    p.total_s = p.setup_s + static_cast<double>(p.iterations) * p.iteration_s + static_cast<double>(p.checks) * p.check_s +
+                p.teardown_s;
+  }
+  return result;
 }
 
 }  // namespace hetstencil

@@ -1,11 +1,16 @@
-// A plan: which device owns which interior rows.
+// A plan: which device owns which interior rows, what the model predicts for
+// it, and which devices it leaves out and why.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "hetstencil/device_info.hpp"
+#include "hetstencil/problem.hpp"
 
 namespace hetstencil {
 
@@ -54,6 +59,39 @@ inline std::int64_t rows_swept(std::int64_t rows, int neighbours, const VariantC
   return rows + neighbours * (halo_depth(v) - 1);
 }
 
+/// What the model predicts for one part of a plan (seconds).
+struct DevicePrediction {
+  std::string name;
+  std::int64_t rows = 0;
+  double compute_s = 0.0;    ///< one sweep of its rows
+  double exchange_s = 0.0;   ///< its ghost rows' trips from the neighbours (and its edges' to host neighbours)
+  double exposed_s = 0.0;    ///< the part of the exchange not hidden behind its interior sweep
+  double iteration_s = 0.0;  ///< compute + exposed
+  double check_s = 0.0;      ///< what one residual check adds
+  double setup_s = 0.0;      ///< attaching its slab (allocation, first touch or the copy to a GPU)
+  double teardown_s = 0.0;   ///< detaching it (the copy back into the solution)
+  double sized_slower = 1.0;  ///< its rows were sized as if it swept this much slower than its curve
+};
+
+/// What the model predicts for a whole run (seconds).
+struct Prediction {
+  std::vector<DevicePrediction> devices;  ///< in row order: a plan's parts[k] is devices[k]
+  std::int64_t iterations = 0;
+  std::int64_t checks = 0;   ///< residual checks (every device takes part in each)
+  double iteration_s = 0.0;  ///< the slowest device's: neighbours wait for each other
+  double check_s = 0.0;      ///< the slowest device's check
+  double setup_s = 0.0;      ///< devices are set up in parallel: the slowest
+  double teardown_s = 0.0;
+  double total_s = 0.0;      ///< set-up + iterations x iteration + checks x check + tear-down
+  std::vector<std::string> notes;  ///< what the model could not find and assumed
+};
+
+/// A device a plan does not use, and why (in words, with the predicted times).
+struct LeftOut {
+  std::string name;
+  std::string reason;
+};
+
 /// Assignments in row order; together they cover rows 1..ny exactly once.
 /// Neighbouring assignments exchange ghost rows every iteration (every K with blocked).
 struct Plan {
@@ -62,6 +100,55 @@ struct Plan {
 
   std::vector<Assignment> parts;
   VariantChoice variant;
+  /// The model's figures for these parts and this variant, where a profile has them.
+  std::optional<Prediction> prediction;
+  /// The devices it could have used but does not, each with the reason.
+  std::vector<LeftOut> left_out;
+  /// Whether the model chose the split (else evenly, or as given).
+  bool modelled = false;
+  /// Where the split comes from, in words ("planned from ~/.cache/hetstencil/host.json").
+  std::string origin;
 };
+
+/// "cpu0 sized for sweeps 20% slower than its curve" for each device so
+/// sized, joined by "; " ("" for none).
+std::string caution_of(const Prediction& prediction);
+
+/// `ny` rows cut into `devices` equal shares in order, differing by at most
+/// one row (the larger last); a share is 0 where there are more devices than rows.
+std::vector<std::int64_t> even_rows(std::int64_t ny, std::size_t devices);
+
+/// Rows for devices in order from shares (any non-negative numbers, scaled to
+/// add up to 1): largest remainders, so they add up to ny; a device with a
+/// positive share gets a row at least. Throws InvalidArgument on bad shares.
+std::vector<std::int64_t> rows_of_shares(const std::vector<double>& shares, std::int64_t ny);
+
+/// The plan giving rows[k] to the device named names[k] (skipping zero rows),
+/// in this order; names are looked up among `devices` (a Runtime's). Throws
+/// InvalidArgument for a name not among them.
+Plan plan_of(const std::vector<std::string>& names, const std::vector<std::int64_t>& rows,
+             const std::vector<DeviceInfo>& devices);
+
+/// A plan saved by to_json(plan, problem) (`hetstencil plan --json`): its
+/// grid, how GPUs sweep, when it stops, and its rows by device (a device with 0
+/// rows is left out).
+struct SavedPlan {
+  std::int64_t nx = 0;
+  std::int64_t ny = 0;
+  Precision precision = Precision::Double;
+  VariantChoice variant;
+  StopRule stop;
+  std::vector<std::string> names;
+  std::vector<std::int64_t> rows;
+};
+
+/// Throws InvalidArgument naming the file and what is wrong with it.
+SavedPlan read_saved_plan(const std::string& path);
+
+/// The plan with its prediction (needed: it names the devices) as one JSON
+/// object that read_saved_plan reads: the problem's grid, precision and stop
+/// rule, the variant, the devices with their rows and predicted times, the
+/// devices left out, and the run's predicted totals.
+std::string to_json(const Plan& plan, const Problem& problem, int indent = 2);
 
 }  // namespace hetstencil

@@ -7,8 +7,11 @@
 #include <variant>
 #include <vector>
 
+#include <optional>
+
 #include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
+#include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 
 namespace hetstencil {
@@ -49,7 +52,27 @@ struct Report {
   double teardown_s = 0.0;  ///< slabs copied back into the solution
   double gcells_per_s = 0.0;
   std::vector<DeviceReport> devices;
+  /// The plan's prediction for the run that happened: its iterations and
+  /// checks as they ran (a tolerance may stop a solve early), its total
+  /// rescaled; devices[k] is the prediction for devices[k]. Absent without one.
+  std::optional<Prediction> predicted;
+  /// Where the split came from (the plan's origin).
+  std::string split;
 };
+
+/// Seconds an iteration took: the solve's time over its iterations, checks included.
+double iteration_s(const Report& report);
+/// What the prediction says of it, when there is one.
+std::optional<double> predicted_iteration_s(const Report& report);
+/// (predicted - measured) / measured in percent (0 when nothing was measured).
+double error_percent(double predicted, double measured);
+
+/// The table `hetstencil solve` prints: per device its rows and share, and per
+/// iteration its compute, exposed exchange and whole iteration, predicted
+/// beside measured (a device that finishes first waits for the slowest), with
+/// the error; then the run's iteration and total (set-up + iterations +
+/// tear-down), the grid, the phases, the residual and where the split came from.
+std::string format_report(const Report& report);
 
 /// A look at a solve in flight, for progress displays.
 struct Progress {
@@ -61,7 +84,11 @@ struct Progress {
   Residual initial_residual;        ///< with a tolerance: the baseline the checks compare with
 };
 
-/// The report as one JSON object.
+/// The report as one JSON object, with the figures format_report prints: per
+/// device its share, and predicted_ms beside measured_ms (an iteration; also
+/// its compute and exposed exchange; null predictions without one); the run's
+/// predicted_s beside measured_s, predicted_iteration_ms beside
+/// measured_iteration_ms; and "split".
 std::string to_json(const Report& report, int indent = 2);
 
 /// The solution in the problem's precision.

@@ -138,7 +138,7 @@ TEST(Planner, CpuSharesBesideGpusAreSizedWithAMargin) {
   EXPECT_DOUBLE_EQ(cpu->sized_slower, 1.2);
   EXPECT_LT(hybrid.prediction.devices[0].iteration_s + hybrid.prediction.devices[1].iteration_s,
             2 * hybrid.prediction.iteration_s) << "by the curves the CPU now finishes first";
-  EXPECT_EQ(caution_of(hybrid), "cpu0 sized for sweeps 20% slower than its curve");
+  EXPECT_EQ(caution_of(hybrid.prediction), "cpu0 sized for sweeps 20% slower than its curve");
   // 1.5x as slow as its curve in a solve beside the GPU: sized for that, 11000 / 16.
   p.devices["cpu0"].slowdown_beside_gpus = 1.5;
   const SplitPlan learnt = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}}, Precision::Double,
@@ -158,7 +158,7 @@ TEST(Planner, CpuSharesBesideGpusAreSizedWithAMargin) {
   EXPECT_NE(alone.left_out[0].reason.find("must save 5%"), std::string::npos) << alone.left_out[0].reason;
   const SplitPlan cpus = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx,
                                     11000, stop);
-  EXPECT_EQ(caution_of(cpus), "");
+  EXPECT_EQ(caution_of(cpus.prediction), "");
   EXPECT_EQ(cpus.devices[0].rows, 5500);
 }
 
