@@ -102,6 +102,7 @@ std::string format_report(const Report& r) {
                    r.converged ? "tolerance met" : "tolerance not met");
   }
   fmt::format_to(put, "\nsplit: {}\n", r.split);
+  for (const auto& l : r.left_out) fmt::format_to(put, "left out: {}: {}\n", l.name, l.reason);
   return out;
 }
 
@@ -125,6 +126,8 @@ std::string to_json(const Report& r, int indent) {
                        {"predicted_exposed_ms", ms_or_null(f.predicted_exposed)},
                        {"measured_exposed_ms", f.measured_exposed * 1e3}});
   }
+  nlohmann::json left = nlohmann::json::array();
+  for (const auto& l : r.left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
   const nlohmann::json j = {
       {"nx", r.nx},
       {"ny", r.ny},
@@ -139,6 +142,7 @@ std::string to_json(const Report& r, int indent) {
       {"gcells_per_s", r.gcells_per_s},
       {"devices", devices},
       {"split", r.split},
+      {"left_out", left},
       {"predicted_s", r.predicted ? nlohmann::json(r.predicted->total_s) : nlohmann::json(nullptr)},
       {"measured_s", measured_total(r)},
       {"predicted_iteration_ms", ms_or_null(predicted_iteration_s(r))},

@@ -157,6 +157,7 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
   for (auto& d : impl_->devices) devices.push_back(d.get());
   Result result = execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s});
   result.report.split = plan.origin;
+  result.report.left_out = plan.left_out;
   if (plan.prediction) {
     // As the run went: a tolerance may have stopped it early.
     Prediction& p = result.report.predicted.emplace(*plan.prediction);

@@ -56,8 +56,9 @@ struct Report {
   /// checks as they ran (a tolerance may stop a solve early), its total
   /// rescaled; devices[k] is the prediction for devices[k]. Absent without one.
   std::optional<Prediction> predicted;
-  /// Where the split came from (the plan's origin).
+  /// Where the split came from (the plan's origin), and the devices it left out.
   std::string split;
+  std::vector<LeftOut> left_out;
 };
 
 /// Seconds an iteration took: the solve's time over its iterations, checks included.
@@ -71,7 +72,8 @@ double error_percent(double predicted, double measured);
 /// iteration its compute, exposed exchange and whole iteration, predicted
 /// beside measured (a device that finishes first waits for the slowest), with
 /// the error; then the run's iteration and total (set-up + iterations +
-/// tear-down), the grid, the phases, the residual and where the split came from.
+/// tear-down), the grid, the phases, the residual, where the split came from
+/// and the devices left out, with the reason.
 std::string format_report(const Report& report);
 
 /// A look at a solve in flight, for progress displays.
@@ -88,7 +90,7 @@ struct Progress {
 /// device its share, and predicted_ms beside measured_ms (an iteration; also
 /// its compute and exposed exchange; null predictions without one); the run's
 /// predicted_s beside measured_s, predicted_iteration_ms beside
-/// measured_iteration_ms; and "split".
+/// measured_iteration_ms; "split" and "left_out".
 std::string to_json(const Report& report, int indent = 2);
 
 /// The solution in the problem's precision.

@@ -10,8 +10,6 @@
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
 
-#include <nlohmann/json.hpp>
-
 #include "hetstencil/hetstencil.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/exit_codes.hpp"
@@ -135,14 +133,9 @@ int run_solve(SolveOptions o) {
   // The report and the solution come first: a profile that cannot be saved
   // loses what this run taught, not the run.
   if (o.json) {
-    nlohmann::json j = nlohmann::json::parse(to_json(result.report));
-    nlohmann::json left = nlohmann::json::array();
-    for (const auto& l : plan.left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
-    j["left_out"] = left;
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", to_json(result.report));
   } else {
     fmt::print("{}", format_report(result.report));
-    for (const auto& l : plan.left_out) fmt::print("left out: {}: {}\n", l.name, l.reason);
     if (!o.output.empty()) fmt::print("solution written to {}\n", o.output);
   }
   std::fflush(stdout);
