@@ -16,15 +16,6 @@ struct Candidate {
   std::int64_t max_rows = 0;  ///< most rows its memory holds (0: no limit)
 };
 
-/// The planner's own form of a plan: its devices by name and kind, each with
-/// what it was sized for, as the model takes them (partition/policy makes a
-/// Plan of it for a runtime's devices).
-struct SplitPlan {
-  std::vector<PlannedDevice> devices;  ///< in row order, each with rows > 0 and what it was sized for
-  Prediction prediction;               ///< by the curves as they are
-  std::vector<LeftOut> left_out;
-};
-
 /// Beside GPUs a set of devices with CPU devices is chosen only when it is
 /// predicted to finish this much sooner than without them. On the H100 host a
 /// CPU device's share saved 0.4-2.6% in solves where it kept pace and cost
@@ -49,8 +40,9 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
 /// candidates, CPU devices' shares are sized as if they swept slower than their
 /// curves (kCpuMarginBesideGpus, or their slowdown_beside_gpus), and CPU
 /// devices join GPUs only to save kLeastGainBesideGpus; the prediction
-/// returned is by the curves as they are.
-SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
-                     std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant = {});
+/// returned is by the curves as they are, each device's with what it was
+/// sized for. The plan's parts index `candidates`, in row order.
+Plan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
+                std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant = {});
 
 }  // namespace hetstencil

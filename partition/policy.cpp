@@ -92,20 +92,9 @@ std::string caution_of(const Prediction& prediction) {
 
 Plan model_plan(const Profile& named, const std::vector<DeviceInfo>& devices, const Topology& topology,
                 const Problem& problem, const VariantChoice& variant) {
-  const SplitPlan split = plan_split(named, candidates_of(devices, topology, problem.precision, problem.nx),
-                                     problem.precision, problem.nx, problem.ny, problem.stop, variant);
-  std::vector<std::string> names;
-  std::vector<std::int64_t> rows;
-  for (const auto& d : split.devices) {
-    names.push_back(d.name);
-    rows.push_back(d.rows);
-  }
-  Plan plan = plan_of(names, rows, devices);
-  plan.variant = variant;
-  plan.prediction = split.prediction;
-  plan.left_out = split.left_out;
-  plan.modelled = true;
-  return plan;
+  // One candidate a device, in order: the plan's parts index both.
+  return plan_split(named, candidates_of(devices, topology, problem.precision, problem.nx), problem.precision,
+                    problem.nx, problem.ny, problem.stop, variant);
 }
 
 std::optional<Prediction> predict_plan(const Profile& named, const std::vector<DeviceInfo>& devices, const Plan& plan,

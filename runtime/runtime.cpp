@@ -99,6 +99,12 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
     return keeper.profile() && covers(*keeper.profile(), impl_->infos, problem.precision, problem.nx, options.variant);
   };
   if (options.calibrate && !keeper.path().empty() && !covered()) {
+    if (reporting_for == impl_.get()) {
+      HETSTENCIL_THROW(InvalidArgument, "Runtime::plan would calibrate from the progress callback of a solve on the "
+                                        "same Runtime, which waits for that solve forever; plan after it returns");
+    }
+    // Measured alone: a solve beside it would slow both and skew the figures.
+    const std::lock_guard<std::mutex> alone(impl_->solving);
     keeper.calibrate(problem, options.budget_s, options.variant, options.notify);
   }
   if (covered()) {
@@ -156,7 +162,7 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
   std::vector<Device*> devices;
   for (auto& d : impl_->devices) devices.push_back(d.get());
   Result result = execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s});
-  result.report.split = plan.origin;
+  result.report.split = plan.origin.empty() ? "as given" : plan.origin;
   result.report.left_out = plan.left_out;
   if (plan.prediction) {
     // As the run went: a tolerance may have stopped it early.

@@ -49,6 +49,7 @@ struct RuntimeOptions {
   TopologySource topology;
   /// This machine's profile (what plan() and predict() use and calibrations
   /// and learn() update): "" for its default path (default_profile_path).
+  /// A described machine has none here: ProfileModel plans for it.
   std::string profile;
 };
 
@@ -106,7 +107,9 @@ class Runtime {
   /// first when it has not and options.calibrate says so): parts, the
   /// prediction, and the devices left out with the reason. Otherwise
   /// even_plan(), predicted where the profile can. A described machine has no
-  /// profile: evenly. The plan's origin says which.
+  /// profile: evenly. The plan's origin says which. A calibration waits for
+  /// a solve in progress, and throws InvalidArgument from a progress callback
+  /// of one on this Runtime.
   Plan plan(const Problem& problem, const PlanOptions& options = {});
   /// The model's prediction for a plan (its variant too), when this machine's
   /// profile has curves for its devices.
