@@ -15,7 +15,8 @@
 namespace hetstencil {
 
 /// Interior rows [first_row, first_row + rows) of the grid (1-based: row 0 is the
-/// boundary) given to device `device` (an index into Runtime::devices()).
+/// boundary) given to device `device` (an index into Runtime::devices(), or
+/// into ProfileModel::devices() for a plan made from a profile).
 struct Assignment {
   std::size_t device = 0;
   std::int64_t first_row = 1;
