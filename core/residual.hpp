@@ -17,7 +17,7 @@
 
 #include "core/stencil_update.hpp"
 #include "hetstencil/problem.hpp"
-#include "hetstencil/report.hpp"
+#include "hetstencil/progress.hpp"
 
 namespace hetstencil {
 

@@ -1,4 +1,4 @@
-#include "hetstencil/plan.hpp"
+#include "hetstencil/variant.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {

@@ -20,9 +20,9 @@
 
 #include "devices/memory.hpp"
 #include "hetstencil/device_info.hpp"
-#include "hetstencil/plan.hpp"
+#include "hetstencil/variant.hpp"
 #include "hetstencil/problem.hpp"
-#include "hetstencil/report.hpp"
+#include "hetstencil/progress.hpp"
 
 namespace hetstencil {
 

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "hetstencil/plan.hpp"
+#include "hetstencil/variant.hpp"
 #include "hetstencil/report.hpp"
 
 namespace hetstencil {

@@ -1,26 +1,34 @@
 // An application that embeds the runtime: it keeps one Runtime for many solves
-// (here a sweep over source strengths, as a parameter study would), gives the
-// rows to its devices itself, watches progress from its own log, and runs every
-// other solve temporally blocked. Every result is checked against the
-// sequential reference, bit for bit.
+// (here a sweep over source strengths, as a parameter study would), lets the
+// runtime plan each one (measuring the devices first, within a small budget,
+// where this machine's profile has no figures for the problem), watches
+// progress from its own log, runs every other solve temporally blocked, and
+// prints the table `hetstencil solve` prints: predicted beside measured, per
+// device and per phase. Every result is checked against the sequential
+// reference, bit for bit.
 //
-//   build/examples/embed_runtime [n] [solves] [cpu_devices]   (cpu_devices: cut the cores into that many)
+//   build/examples/embed_runtime [n] [solves] [cpu_devices] [profile.json]
+//     cpu_devices: cut the cores into that many devices (0: one per socket)
+//     profile.json: where the figures are kept (default: this machine's profile)
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
-#include <vector>
+#include <string>
 
 #include "hetstencil/hetstencil.hpp"
 
 namespace {
 
-// The application's own log: the runtime calls this from a thread of its own.
+// The application's own log: the runtime calls these from threads of its own.
 std::mutex log_mutex;
-void log_progress(int solve, const hetstencil::Progress& p) {
+void log_line(const std::string& line) {
   const std::lock_guard<std::mutex> lock(log_mutex);
-  std::printf("  solve %d: iteration %lld of %lld after %.2f s%s\n", solve, static_cast<long long>(p.iteration),
-              static_cast<long long>(p.max_iterations), p.elapsed_s, p.checked ? ", residual checked" : "");
+  std::printf("  %s\n", line.c_str());
+}
+void log_progress(int solve, const hetstencil::Progress& p) {
+  log_line("solve " + std::to_string(solve) + ": iteration " + std::to_string(p.iteration) + " of " +
+           std::to_string(p.max_iterations) + (p.checked ? ", residual checked" : ""));
 }
 
 }  // namespace
@@ -29,10 +37,11 @@ int main(int argc, char** argv) {
   const std::int64_t n = argc > 1 ? std::atoll(argv[1]) : 96;
   const int solves = argc > 2 ? std::atoi(argv[2]) : 3;
   hetstencil::RuntimeOptions options;
-  options.cpu_devices = argc > 3 ? std::atoi(argv[3]) : 0;  // 0: one CPU device per socket
+  options.cpu_devices = argc > 3 ? std::atoi(argv[3]) : 0;
+  options.profile = argc > 4 ? argv[4] : "";
   try {
-    // One runtime for the whole application: probing the machine and starting
-    // the CPU devices' workers happen once.
+    // One runtime for the whole application: probing the machine, starting
+    // the CPU devices' workers and reading the profile happen once.
     hetstencil::Runtime runtime(options);
     const auto& devices = runtime.devices();
     std::printf("%zu device(s):", devices.size());
@@ -56,29 +65,24 @@ int main(int argc, char** argv) {
       problem.stop.tolerance = 1e-4;
       problem.stop.check_every = 100;
 
-      // Rows by the application's own rule: the first device twice the share of
-      // the others (any split gives the same bits).
-      hetstencil::Plan plan;
-      const auto count = static_cast<std::int64_t>(devices.size());
-      std::int64_t first = 1;
-      for (std::int64_t d = 0; d < count; ++d) {
-        const std::int64_t rows = d + 1 < count ? (d == 0 ? 2 : 1) * problem.ny / (count + 1) : problem.ny + 1 - first;
-        plan.parts.push_back({static_cast<std::size_t>(d), first, rows});
-        first += rows;
-      }
+      hetstencil::PlanOptions planning;
+      planning.calibrate = true;  // a first solve of this size measures the devices
+      planning.budget_s = 2.0;
+      planning.notify = log_line;
       // Every other solve temporally blocked: 4 sweeps a pass on a GPU, 4 rows
-      // traded every 4 iterations between devices (each needs 4 rows): the same bits.
-      if (k % 2 == 1) plan.variant = {hetstencil::Variant::Blocked, 4};
+      // traded every 4 iterations between devices: the same bits.
+      if (k % 2 == 1) planning.variant = {hetstencil::Variant::Blocked, 4};
+      const hetstencil::Plan plan = runtime.plan(problem, planning);
 
       const hetstencil::Result r =
           runtime.solve(problem, plan, [k](const hetstencil::Progress& p) { log_progress(k, p); }, 0.05);
+      std::printf("solve %d (strength %.0f):\n%s", k, strength, hetstencil::format_report(r.report).c_str());
+      // What it measured makes the next plan better.
+      runtime.learn(r.report, plan.variant);
+
       const bool same = hetstencil::same_bits(r.solution, hetstencil::solve_reference(problem).solution);
       failures += same ? 0 : 1;
-      std::printf("solve %d (strength %.0f): %lld iterations in %.4f s, residual %.3e of the initial, %s, "
-                  "bitwise equal to the reference: %s\n",
-                  k, strength, static_cast<long long>(r.report.iterations), r.report.solve_s,
-                  r.report.residual.l2 / r.report.initial_residual.l2,
-                  r.report.converged ? "converged" : "not converged", same ? "yes" : "NO");
+      std::printf("bitwise equal to the reference: %s\n\n", same ? "yes" : "NO");
     }
     return failures == 0 ? 0 : 1;
   } catch (const hetstencil::Error& e) {

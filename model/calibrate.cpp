@@ -8,12 +8,13 @@
 #include <spdlog/spdlog.h>
 
 #include "devices/backend.hpp"
+#include "devices/slab_memory.hpp"
 #include "devices/sync.hpp"
+#include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
 #include "core/robust.hpp"
 #include "core/dispatch.hpp"
 #include "core/timing_grid.hpp"
-#include "runtime/executor.hpp"
 
 namespace hetstencil {
 namespace {
@@ -263,7 +264,7 @@ void link_curves(const Topology& topology, const std::vector<DeviceSpec>& specs,
 // whole iteration (its loop outlasts a 4-row sweep); for a CPU the part beyond
 // the sweep.
 double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision, std::int64_t nx,
-                    const RateCurve& curve, const VariantChoice& variant) {
+                    const RateCurve& curve, const VariantChoice& variant, const SolveTimer& time_solve) {
   const std::unique_ptr<Device> device = device_for(topology, spec);
   const int spins = spin_limit_for(spec.info.threads, topology.hardware_threads());
   Problem p;
@@ -273,7 +274,7 @@ double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision 
   const Plan plan({{0, 1, 4}}, variant);
   const auto run_seconds = [&](std::int64_t iterations) {
     p.stop.max_iterations = iterations;
-    return execute(p, plan, {device.get()}, spins).report.solve_s;
+    return time_solve(p, plan, *device, spins);
   };
   constexpr std::int64_t kShort = 100, kLong = 600;
   run_seconds(kShort);  // warm-up
@@ -332,6 +333,7 @@ void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs
 
 Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
                       const CalibrationOptions& o, Profile profile) {
+  if (!o.time_solve) HETSTENCIL_THROW(InvalidArgument, "calibration needs a solve timer (CalibrationOptions::time_solve)");
   Budget budget(o.budget_s);
   Calibration out;
   profile.fingerprint = fingerprint_of(topology);
@@ -391,7 +393,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
           continue;
         }
         entry_of(profile, spec.info).step[rate_key(precision, o.nx, variant)] =
-            loop_seconds(topology, spec, precision, o.nx, *curve, variant);
+            loop_seconds(topology, spec, precision, o.nx, *curve, variant, o.time_solve);
       }
     }
   }

@@ -2,13 +2,22 @@
 // curve on this machine, within a time budget.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "devices/device.hpp"
 #include "devices/device_map.hpp"
+#include "hetstencil/plan.hpp"
 #include "model/profile.hpp"
 
 namespace hetstencil {
+
+/// Seconds a whole solve of `problem` by `plan` takes on `device` alone (its
+/// threads spinning `spins` times at a barrier): how calibration times a
+/// device's real loop. The layer that runs solves (the runtime's executor)
+/// gives it, so that the model measures the loop a solve runs.
+using SolveTimer = std::function<double(const Problem& problem, const Plan& plan, Device& device, int spins)>;
 
 struct CalibrationOptions {
   std::vector<Precision> precisions{Precision::Double};
@@ -17,6 +26,7 @@ struct CalibrationOptions {
   double budget_s = 10.0;     ///< points that would not fit are skipped, and said so
   int repetitions = 7;        ///< timed runs per point after a warm-up; their robust median counts
   VariantChoice variant;      ///< besides sync, GPUs' curves and loops for this variant
+  SolveTimer time_solve;      ///< required: see SolveTimer
 };
 
 struct Calibration {

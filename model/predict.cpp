@@ -82,6 +82,7 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   DevicePrediction p;
   p.name = e.device.name;
   p.rows = rows;
+  p.sized_slower = e.device.sized_slower;
   if (rows < min_rows()) {
     p.iteration_s = std::numeric_limits<double>::infinity();  // a plan the executor refuses
     return p;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hetstencil/device_info.hpp"
+#include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "model/profile.hpp"
 
@@ -18,30 +19,6 @@ struct PlannedDevice {
   DeviceKind kind = DeviceKind::Cpu;
   std::int64_t rows = 0;
   double sized_slower = 1.0;  ///< a planner sized its share as if it swept this much slower than its curve
-};
-
-struct DevicePrediction {
-  std::string name;
-  std::int64_t rows = 0;
-  double compute_s = 0.0;    ///< one sweep of its rows
-  double exchange_s = 0.0;   ///< its ghost rows' trips from the neighbours (and its edges' to host neighbours)
-  double exposed_s = 0.0;    ///< the part of the exchange not hidden behind its interior sweep
-  double iteration_s = 0.0;  ///< compute + exposed
-  double check_s = 0.0;      ///< what one residual check adds
-  double setup_s = 0.0;      ///< attaching its slab (allocation, first touch or the copy to a GPU)
-  double teardown_s = 0.0;   ///< detaching it (the copy back into the solution)
-};
-
-struct Prediction {
-  std::vector<DevicePrediction> devices;
-  std::int64_t iterations = 0;
-  std::int64_t checks = 0;   ///< residual checks (every device takes part in each)
-  double iteration_s = 0.0;  ///< the slowest device's: neighbours wait for each other
-  double check_s = 0.0;      ///< the slowest device's check
-  double setup_s = 0.0;      ///< devices are set up in parallel: the slowest
-  double teardown_s = 0.0;
-  double total_s = 0.0;      ///< set-up + iterations x iteration + checks x check + tear-down
-  std::vector<std::string> notes;  ///< what the model could not find and assumed
 };
 
 /// A planner's caution beside GPUs: a CPU device's sweeps are priced at least

@@ -295,18 +295,8 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
   return out;
 }
 
-std::string caution_of(const SplitPlan& plan) {
-  std::string out;
-  for (const auto& d : plan.devices) {
-    if (d.sized_slower <= 1.0) continue;
-    out += fmt::format("{}{} sized for sweeps {:.0f}% slower than its curve", out.empty() ? "" : "; ", d.name,
-                       100.0 * (d.sized_slower - 1.0));
-  }
-  return out;
-}
-
-SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
-                     std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant) {
+Plan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
+                std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant) {
   if (candidates.empty()) HETSTENCIL_THROW(InvalidArgument, "no devices to plan for");
   const auto has = [&](DeviceKind kind) {
     return std::any_of(candidates.begin(), candidates.end(), [&](const Candidate& c) { return c.kind == kind; });
@@ -386,13 +376,19 @@ SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candi
     refine(model, caps, best.rows);
     best.prediction = model.predict(best.rows);
   }
-  SplitPlan plan;
+  Plan plan;
+  plan.variant = variant;
+  plan.modelled = true;
   const Ordered chosen = ordered(profile, candidates, best.order, q);
+  std::vector<PlannedDevice> planned;
+  std::int64_t first = 1;
   for (std::size_t k = 0; k < best.order.size(); ++k) {
     const Candidate& c = candidates[best.order[k]];
-    plan.devices.push_back({c.name, c.kind, best.rows[k], chosen.model.priced_slower(k)});
+    plan.parts.push_back(Assignment{best.order[k], first, best.rows[k]});
+    first += best.rows[k];
+    planned.push_back({c.name, c.kind, best.rows[k], chosen.model.priced_slower(k)});
   }
-  plan.prediction = q.cautious ? predict(profile, plan.devices, precision, nx, stop, variant) : best.prediction;
+  plan.prediction = q.cautious ? predict(profile, planned, precision, nx, stop, variant) : best.prediction;
   for (std::size_t c = 0; c < n; ++c) {
     if (std::find(best.order.begin(), best.order.end(), c) != best.order.end()) continue;
     plan.left_out.push_back({candidates[c].name, reason(candidates[c], best_with.count(c) ? &best_with[c] : nullptr, best)});

@@ -16,27 +16,12 @@ struct Candidate {
   std::int64_t max_rows = 0;  ///< most rows its memory holds (0: no limit)
 };
 
-struct LeftOut {
-  std::string name;
-  std::string reason;  ///< in words, with the predicted times
-};
-
-struct SplitPlan {
-  std::vector<PlannedDevice> devices;  ///< in row order, each with rows > 0 and what it was sized for
-  Prediction prediction;               ///< by the curves as they are
-  std::vector<LeftOut> left_out;
-};
-
 /// Beside GPUs a set of devices with CPU devices is chosen only when it is
 /// predicted to finish this much sooner than without them. On the H100 host a
 /// CPU device's share saves 0.4-2.6% in solves where it keeps pace and costs
 /// 14-57% in those where it sweeps 2-4x slower than calibrated, which a learnt
 /// slowdown does not always foresee (a slowdown can exceed the last).
 constexpr double kLeastGainBesideGpus = 0.05;
-
-/// "cpu0 sized for sweeps 20% slower than its curve" for each device so
-/// sized, joined by "; " ("" for none).
-std::string caution_of(const SplitPlan& plan);
 
 /// The devices as the planner sees them; a GPU's rows are bounded by its
 /// memory (two slabs and the residual's sums in 90% of it) where it is known.
@@ -55,8 +40,9 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
 /// candidates, CPU devices' shares are sized as if they swept slower than their
 /// curves (kCpuMarginBesideGpus, or their slowdown_beside_gpus), and CPU
 /// devices join GPUs only to save kLeastGainBesideGpus; the prediction
-/// returned is by the curves as they are.
-SplitPlan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
-                     std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant = {});
+/// returned is by the curves as they are, each device's with what it was
+/// sized for. The plan's parts index `candidates`, in row order.
+Plan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
+                std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant = {});
 
 }  // namespace hetstencil

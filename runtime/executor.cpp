@@ -138,20 +138,6 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
 
 }  // namespace
 
-void check_memory_for(const StencilJob& job, std::uint64_t host_bytes, const std::vector<Slab>& slabs) {
-  const MemoryFigure host = host_memory();
-  std::vector<MemoryDemand> demands{{"the host grids", host_bytes, host}};
-  for (const Slab& slab : slabs) {
-    const Device& d = *slab.device;
-    const std::uint64_t bytes = d.slab_bytes(job, slab.rows);
-    const MemoryFigure memory = d.memory();
-    demands.push_back({d.info().name, bytes, memory});
-    // A CPU device's node is part of the host's memory, which the grids share.
-    if (d.info().kind == DeviceKind::Cpu && memory.where != host.where) demands.push_back({d.info().name, bytes, host});
-  }
-  check_memory(demands);
-}
-
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count) {
   if (plan.parts.empty()) HETSTENCIL_THROW(InvalidArgument, "the plan gives rows to no device");
   std::vector<bool> used(device_count, false);
@@ -220,6 +206,10 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
   check_memory_for(job, (job.grid_source ? 2 : 1) * grid_bytes(problem.nx, problem.ny, problem.precision), slabs);
   return dispatch(problem.precision,
                   [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch); });
+}
+
+double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins) {
+  return execute(problem, plan, {&device}, spins).report.solve_s;
 }
 
 }  // namespace hetstencil

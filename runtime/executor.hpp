@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "devices/device.hpp"
+#include "devices/slab_memory.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
@@ -16,23 +17,14 @@ namespace hetstencil {
 /// 1..ny exactly once, and name distinct devices among `device_count`.
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count);
 
-/// A device and the rows it is to hold.
-struct Slab {
-  const Device* device = nullptr;
-  RowRange rows;
-};
-/// Before anything is allocated: throws InvalidArgument where `host_bytes` of
-/// host grids and the slabs of `job` cannot fit in the memory they come from,
-/// naming the bytes needed and the bytes there are; warns where they may not
-/// (see check_memory). `job` needs its sizes, variant, stop rule and source
-/// kind, not its grids.
-void check_memory_for(const StencilJob& job, std::uint64_t host_bytes, const std::vector<Slab>& slabs);
-
 /// Who watches a solve's progress, and how often (no one when `callback` is empty).
 struct ProgressWatch {
   ProgressCallback callback;
   double every_s = 0.5;
 };
+
+/// Seconds of the iterations of a solve on `device` alone: calibration's SolveTimer.
+double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins);
 
 /// `spins`: how long waiting threads spin before sleeping (see Counter).
 Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,

@@ -6,8 +6,10 @@
 
 #include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
-#include "core/even_split.hpp"
+#include "model/predict.hpp"
+#include "partition/policy.hpp"
 #include "runtime/executor.hpp"
+#include "runtime/machine_profile.hpp"
 
 namespace hetstencil {
 
@@ -18,7 +20,23 @@ struct Runtime::Impl {
   int spins = 0;
   // The devices (their threads and slabs) serve one solve at a time.
   std::mutex solving;
+  std::unique_ptr<ProfileKeeper> profile;
+  // The profile serves one plan, prediction or lesson at a time.
+  std::mutex modelling;
 };
+
+static_assert(RuntimeOptions::kMostCpuDevices == kMaxCpuDevices &&
+                  RuntimeOptions::kMostThreadsPerDevice == kMaxThreadsPerDevice,
+              "the public bounds are the device map's");
+
+std::vector<DeviceInfo> devices_of(const Topology& topology, const RuntimeOptions& options) {
+  std::vector<DeviceInfo> out;
+  for (const auto& spec : map_devices(topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,
+                                                                 options.devices, true})) {
+    out.push_back(spec.info);
+  }
+  return out;
+}
 
 namespace {
 
@@ -41,14 +59,15 @@ class Reporting {
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->topology = load_topology(options.topology);
-  MachineDevices machine = make_devices(impl_->topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,
-                                                                           options.devices, true});
+  const DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true};
+  MachineDevices machine = make_devices(impl_->topology, mapping);
   impl_->spins = machine.spins;
   impl_->devices = std::move(machine.devices);
   for (const auto& d : impl_->devices) {
     impl_->infos.push_back(d->info());
     spdlog::debug("{}: {}", d->info().name, d->info().description);
   }
+  impl_->profile = std::make_unique<ProfileKeeper>(impl_->topology, std::move(machine.specs), options.profile);
 }
 
 Runtime::~Runtime() = default;
@@ -58,22 +77,58 @@ Runtime& Runtime::operator=(Runtime&&) noexcept = default;
 const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->infos; }
 const Topology& Runtime::topology() const { return impl_->topology; }
 
-Plan Runtime::even_plan(const Problem& problem) const {
+Plan Runtime::even_plan(const Problem& problem) const { return hetstencil::even_plan(impl_->infos, problem); }
+
+Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
   problem.validate();
-  const auto n = static_cast<std::int64_t>(impl_->devices.size());
-  if (n > problem.ny) {
-    HETSTENCIL_THROW(InvalidArgument, "more devices (" + std::to_string(n) + ") than rows (" +
-                                          std::to_string(problem.ny) + "): use fewer devices or a taller grid");
+  const std::lock_guard<std::mutex> lock(impl_->modelling);
+  ProfileKeeper& keeper = *impl_->profile;
+  const auto covered = [&] {
+    return keeper.profile() && covers(*keeper.profile(), impl_->infos, problem.precision, problem.nx, options.variant);
+  };
+  if (options.calibrate && !keeper.path().empty() && !covered()) {
+    if (reporting_for == impl_.get()) {
+      HETSTENCIL_THROW(InvalidArgument, "Runtime::plan would calibrate from the progress callback of a solve on the "
+                                        "same Runtime, which waits for that solve forever; plan after it returns");
+    }
+    // Measured alone: a solve beside it would slow both and skew the figures.
+    const std::lock_guard<std::mutex> alone(impl_->solving);
+    keeper.calibrate(problem, options.budget_s, options.variant, options.notify);
   }
-  Plan plan;
-  for (std::int64_t k = 0; k < n; ++k) {
-    const Block b = even_block(problem.ny, n, k);
-    plan.parts.push_back(Assignment{static_cast<std::size_t>(k), b.begin + 1, b.size()});
+  if (covered()) {
+    Plan plan = model_plan(*keeper.profile(), impl_->infos, impl_->topology, problem, options.variant);
+    plan.origin = "planned from " + keeper.path();
+    if (const std::string caution = caution_of(*plan.prediction); !caution.empty()) plan.origin += " (" + caution + ")";
+    return plan;
   }
+  Plan plan = even_plan(problem);
+  plan.variant = options.variant;
+  plan.origin = keeper.path().empty()
+                    ? "even (a described machine has no model)"
+                    : "even (no model of this machine for this problem; hetstencil calibrate makes one)";
+  if (keeper.profile()) plan.prediction = predict_plan(*keeper.profile(), impl_->infos, plan, problem);
   return plan;
 }
 
-Result Runtime::solve(const Problem& problem) { return solve(problem, even_plan(problem)); }
+std::optional<Prediction> Runtime::predict(const Problem& problem, const Plan& plan) {
+  const std::lock_guard<std::mutex> lock(impl_->modelling);
+  const auto& profile = impl_->profile->profile();
+  return profile ? predict_plan(*profile, impl_->infos, plan, problem) : std::nullopt;
+}
+
+int Runtime::learn(const Report& report, const VariantChoice& variant) {
+  const std::lock_guard<std::mutex> lock(impl_->modelling);
+  return impl_->profile->learn(report, variant);
+}
+
+const std::string& Runtime::profile_path() const { return impl_->profile->path(); }
+
+std::string Runtime::profile_not_saved() const {
+  const std::lock_guard<std::mutex> lock(impl_->modelling);
+  return impl_->profile->not_saved();
+}
+
+Result Runtime::solve(const Problem& problem) { return solve(problem, plan(problem)); }
 
 Result Runtime::solve(const Problem& problem, const Plan& plan) { return solve(problem, plan, nullptr); }
 
@@ -94,7 +149,18 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
   }
   std::vector<Device*> devices;
   for (auto& d : impl_->devices) devices.push_back(d.get());
-  return execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s});
+  Result result = execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s});
+  result.report.split = plan.origin.empty() ? "as given" : plan.origin;
+  result.report.left_out = plan.left_out;
+  if (plan.prediction) {
+    // As the run went: a tolerance may have stopped it early.
+    Prediction& p = result.report.predicted.emplace(*plan.prediction);
+    p.iterations = result.report.iterations;
+    p.checks = residual_checks(problem.stop, p.iterations);
+    p.total_s = p.setup_s + static_cast<double>(p.iterations) * p.iteration_s + static_cast<double>(p.checks) * p.check_s +
+                p.teardown_s;
+  }
+  return result;
 }
 
 }  // namespace hetstencil

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "devices/device.hpp"
-#include "hetstencil/plan.hpp"
+#include "hetstencil/variant.hpp"
 #include "hetstencil/problem.hpp"
 
 namespace hetstencil {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "devices/variant_grid.hpp"
-#include "hetstencil/plan.hpp"
+#include "hetstencil/variant.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
 

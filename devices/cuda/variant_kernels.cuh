@@ -34,7 +34,7 @@
 
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
-#include "hetstencil/plan.hpp"
+#include "hetstencil/variant.hpp"
 
 namespace hetstencil::cuda {
 

@@ -3,17 +3,23 @@
 // Thread safety of the public types:
 // - Runtime: one solve at a time per Runtime; concurrent solve() calls take
 //   turns, so threads that solve at once use a Runtime each. devices(),
-//   topology() and even_plan() are safe from any thread. A solve started from
-//   a progress callback on the same Runtime throws InvalidArgument.
-// - RuntimeOptions, Problem, Source, Boundary, StopRule, Plan, Assignment,
-//   TopologySource, Topology (and its parts), DeviceInfo: values, safe to copy
-//   across threads. A Problem's source and boundary functions run on the thread
-//   that calls solve(): a Problem solved on several threads at once needs
-//   functions that are safe to call at once.
+//   topology() and even_plan() are safe from any thread; plan(), predict() and
+//   learn() take turns. A solve started from a progress callback on the same
+//   Runtime throws InvalidArgument.
+// - RuntimeOptions, PlanOptions, Problem, Source, Boundary, StopRule, Plan,
+//   Assignment, Prediction, DevicePrediction, LeftOut, SavedPlan,
+//   TopologySource, Topology (and its parts), DeviceInfo, MachineProfile,
+//   CalibrateOptions, Calibrated: values, safe to copy across threads. A
+//   Problem's source and boundary functions run on the thread that calls
+//   solve(): a Problem solved on several threads at once needs functions that
+//   are safe to call at once.
+// - ProfileModel: its const methods are safe from any thread.
 // - Result, Report, Progress, Residual, Grid: values; once returned, read them
 //   from any number of threads; a thread that changes one needs it to itself.
-// - The free functions (load_topology, solve_reference, write_npy, to_json...)
-//   share no state: safe to call from several threads (on different files).
+// - The free functions (load_topology, solve_reference, write_npy, to_json,
+//   format_report, read_saved_plan...) share no state: safe to call from
+//   several threads (on different files). calibrate_machine measures the whole
+//   machine: one at a time, and not beside a solve.
 // - Exceptions (Error and its kinds): immutable.
 #pragma once
 
@@ -23,6 +29,7 @@
 #include "hetstencil/npy.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
+#include "hetstencil/profile.hpp"
 #include "hetstencil/reference.hpp"
 #include "hetstencil/report.hpp"
 #include "hetstencil/runtime.hpp"

@@ -1,58 +1,61 @@
-// A plan: which device owns which interior rows.
+// A plan: which device owns which interior rows, what the model predicts for
+// it, and which devices it leaves out and why.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "hetstencil/device_info.hpp"
+#include "hetstencil/problem.hpp"
+#include "hetstencil/variant.hpp"
+
 namespace hetstencil {
 
 /// Interior rows [first_row, first_row + rows) of the grid (1-based: row 0 is the
-/// boundary) given to device `device` (an index into Runtime::devices()).
+/// boundary) given to device `device` (an index into Runtime::devices(), or
+/// into ProfileModel::devices() for a plan made from a profile).
 struct Assignment {
   std::size_t device = 0;
   std::int64_t first_row = 1;
   std::int64_t rows = 0;
 };
 
-/// How a GPU sweeps (the original study's chapter V). sync: one sweep per
-/// iteration. blocked: K sweeps per pass over ghost zones K deep, the
-/// reference's bits; across devices K rows are traded every K iterations (CPU
-/// devices sweep plainly). Both take any split. async2 / async3, on one GPU
-/// alone: alpha sweeps of each tile between global synchronizations, without
-/// (async2) or with (async3) tiles reading each other's progress; they
-/// converge, but their bits are not defined.
-enum class Variant { Sync, Async2, Async3, Blocked };
-
-std::string to_string(Variant v);
-/// "sync", "async2", "async3" or "blocked"; throws InvalidArgument otherwise.
-Variant parse_variant(const std::string& text);
-/// Whether the variant gives the reference's bits (sync, blocked).
-inline bool deterministic(Variant v) { return v == Variant::Sync || v == Variant::Blocked; }
-
-/// The most sweeps a variant makes per pass: async's alpha; blocked's K (a
-/// GPU keeps K iterates in flight in registers).
-constexpr int kMaxVariantSweeps = 32;
-constexpr int kMaxBlockedDepth = 8;
-inline int max_sweeps(Variant v) { return v == Variant::Blocked ? kMaxBlockedDepth : kMaxVariantSweeps; }
-
-struct VariantChoice {
-  Variant variant = Variant::Sync;
-  /// async2/async3: alpha, the sweeps a tile makes between global synchronizations;
-  /// blocked: K, the sweeps per pass (the ghost zone's depth); up to max_sweeps(). Ignored by sync.
-  int param = 1;
+/// What the model predicts for one part of a plan (seconds).
+struct DevicePrediction {
+  std::string name;
+  std::int64_t rows = 0;
+  double compute_s = 0.0;    ///< one sweep of its rows
+  double exchange_s = 0.0;   ///< its ghost rows' trips from the neighbours (and its edges' to host neighbours)
+  double exposed_s = 0.0;    ///< the part of the exchange not hidden behind its interior sweep
+  double iteration_s = 0.0;  ///< compute + exposed
+  double check_s = 0.0;      ///< what one residual check adds
+  double setup_s = 0.0;      ///< attaching its slab (allocation, first touch or the copy to a GPU)
+  double teardown_s = 0.0;   ///< detaching it (the copy back into the solution)
+  double sized_slower = 1.0;  ///< its rows were sized as if it swept this much slower than its curve
 };
 
-/// Ghost rows a device keeps on a side with a neighbour, and the sweeps between
-/// exchanges: blocked's K, else 1.
-inline int halo_depth(const VariantChoice& v) { return v.variant == Variant::Blocked ? v.param : 1; }
-/// The rows a device with `neighbours` neighbours sweeps: its own and the ghost
-/// rows but the outermost on each side with a neighbour.
-inline std::int64_t rows_swept(std::int64_t rows, int neighbours, const VariantChoice& v) {
-  return rows + neighbours * (halo_depth(v) - 1);
-}
+/// What the model predicts for a whole run (seconds).
+struct Prediction {
+  std::vector<DevicePrediction> devices;  ///< in row order: a plan's parts[k] is devices[k]
+  std::int64_t iterations = 0;
+  std::int64_t checks = 0;   ///< residual checks (every device takes part in each)
+  double iteration_s = 0.0;  ///< the slowest device's: neighbours wait for each other
+  double check_s = 0.0;      ///< the slowest device's check
+  double setup_s = 0.0;      ///< devices are set up in parallel: the slowest
+  double teardown_s = 0.0;
+  double total_s = 0.0;      ///< set-up + iterations x iteration + checks x check + tear-down
+  std::vector<std::string> notes;  ///< what the model could not find and assumed
+};
+
+/// A device a plan does not use, and why (in words, with the predicted times).
+struct LeftOut {
+  std::string name;
+  std::string reason;
+};
 
 /// Assignments in row order; together they cover rows 1..ny exactly once.
 /// Neighbouring assignments exchange ghost rows every iteration (every K with blocked).
@@ -62,6 +65,55 @@ struct Plan {
 
   std::vector<Assignment> parts;
   VariantChoice variant;
+  /// The model's figures for these parts and this variant, where a profile has them.
+  std::optional<Prediction> prediction;
+  /// The devices it could have used but does not, each with the reason.
+  std::vector<LeftOut> left_out;
+  /// Whether the model chose the split (else evenly, or as given).
+  bool modelled = false;
+  /// Where the split comes from, in words ("planned from ~/.cache/hetstencil/host.json").
+  std::string origin;
 };
+
+/// "cpu0 sized for sweeps 20% slower than its curve" for each device so
+/// sized, joined by "; " ("" for none).
+std::string caution_of(const Prediction& prediction);
+
+/// `ny` rows cut into `devices` equal shares in order, differing by at most
+/// one row (the larger last); a share is 0 where there are more devices than rows.
+std::vector<std::int64_t> even_rows(std::int64_t ny, std::size_t devices);
+
+/// Rows for devices in order from shares (any non-negative numbers, scaled to
+/// add up to 1): largest remainders, so they add up to ny; a device with a
+/// positive share gets a row at least. Throws InvalidArgument on bad shares.
+std::vector<std::int64_t> rows_of_shares(const std::vector<double>& shares, std::int64_t ny);
+
+/// The plan giving rows[k] to the device named names[k] (skipping zero rows),
+/// in this order; names are looked up among `devices` (a Runtime's). Throws
+/// InvalidArgument for a name not among them.
+Plan plan_of(const std::vector<std::string>& names, const std::vector<std::int64_t>& rows,
+             const std::vector<DeviceInfo>& devices);
+
+/// A plan saved by to_json(plan, problem) (`hetstencil plan --json`): its
+/// grid, how GPUs sweep, when it stops, and its rows by device (a device with 0
+/// rows is left out).
+struct SavedPlan {
+  std::int64_t nx = 0;
+  std::int64_t ny = 0;
+  Precision precision = Precision::Double;
+  VariantChoice variant;
+  StopRule stop;
+  std::vector<std::string> names;
+  std::vector<std::int64_t> rows;
+};
+
+/// Throws InvalidArgument naming the file and what is wrong with it.
+SavedPlan read_saved_plan(const std::string& path);
+
+/// The plan with its prediction (needed: it names the devices) as one JSON
+/// object that read_saved_plan reads: the problem's grid, precision and stop
+/// rule, the variant, the devices with their rows and predicted times, the
+/// devices left out, and the run's predicted totals.
+std::string to_json(const Plan& plan, const Problem& problem, int indent = 2);
 
 }  // namespace hetstencil

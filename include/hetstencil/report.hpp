@@ -7,21 +7,17 @@
 #include <variant>
 #include <vector>
 
+#include <optional>
+
 #include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
+#include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
+#include "hetstencil/progress.hpp"
 
 namespace hetstencil {
 
-/// The discrete residual r = f - A u over the interior, A u = (4u - neighbours) / h^2.
 /// Thread safety (this and every type below): a value, safe to copy across threads.
-/// l2 is the grid norm sqrt(h^2 * sum r^2), max the largest |r|. The sum follows one
-/// fixed order (see core/residual.hpp), so every split gives the same bits.
-struct Residual {
-  double l2 = 0.0;
-  double max = 0.0;
-};
-
 struct DeviceReport {
   std::string name;
   std::int64_t first_row = 0;
@@ -49,19 +45,35 @@ struct Report {
   double teardown_s = 0.0;  ///< slabs copied back into the solution
   double gcells_per_s = 0.0;
   std::vector<DeviceReport> devices;
+  /// The plan's prediction for the run that happened: its iterations and
+  /// checks as they ran (a tolerance may stop a solve early), its total
+  /// rescaled; devices[k] is the prediction for devices[k]. Absent without one.
+  std::optional<Prediction> predicted;
+  /// Where the split came from (the plan's origin), and the devices it left out.
+  std::string split;
+  std::vector<LeftOut> left_out;
 };
 
-/// A look at a solve in flight, for progress displays.
-struct Progress {
-  std::int64_t iteration = 0;       ///< iterates that every device has completed
-  std::int64_t max_iterations = 0;  ///< the stop rule's most
-  double elapsed_s = 0.0;           ///< since the iterations began
-  bool checked = false;             ///< a residual check has been made (then `residual` is its result)
-  Residual residual;
-  Residual initial_residual;        ///< with a tolerance: the baseline the checks compare with
-};
+/// Seconds an iteration took: the solve's time over its iterations, checks included.
+double iteration_s(const Report& report);
+/// What the prediction says of it, when there is one.
+std::optional<double> predicted_iteration_s(const Report& report);
+/// (predicted - measured) / measured in percent (0 when nothing was measured).
+double error_percent(double predicted, double measured);
 
-/// The report as one JSON object.
+/// The table `hetstencil solve` prints: per device its rows and share, and per
+/// iteration its compute, exposed exchange and whole iteration, predicted
+/// beside measured (a device that finishes first waits for the slowest), with
+/// the error; then the run's iteration and total (set-up + iterations +
+/// tear-down), the grid, the phases, the residual, where the split came from
+/// and the devices left out, with the reason.
+std::string format_report(const Report& report);
+
+/// The report as one JSON object, with the figures format_report prints: per
+/// device its share, and predicted_ms beside measured_ms (an iteration; also
+/// its compute and exposed exchange; null predictions without one); the run's
+/// predicted_s beside measured_s, predicted_iteration_ms beside
+/// measured_iteration_ms; "split" and "left_out".
 std::string to_json(const Report& report, int indent = 2);
 
 /// The solution in the problem's precision.

@@ -6,10 +6,18 @@
 //   p.stop.max_iterations = 500;
 //   hetstencil::Result r = rt.solve(p);          // runs on every device
 //   const auto& u = r.grid<double>();             // (ny+2) x (nx+2), boundary included
+//
+//   hetstencil::PlanOptions o;
+//   o.calibrate = true;                          // measure the devices first where the profile lacks them
+//   const hetstencil::Plan plan = rt.plan(p, o);  // the split that finishes first, predicted
+//   r = rt.solve(p, plan);
+//   std::puts(hetstencil::format_report(r.report).c_str());  // predicted beside measured
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "hetstencil/device_info.hpp"
@@ -22,6 +30,11 @@ namespace hetstencil {
 
 /// How to build a Runtime. Thread safety: a value, safe to copy across threads.
 struct RuntimeOptions {
+  /// Bounds on cpu_devices and threads_per_device: beyond any machine's cores,
+  /// low enough that mapping the devices and starting their threads stays quick.
+  static constexpr int kMostCpuDevices = 4096;
+  static constexpr int kMostThreadsPerDevice = 4096;
+
   /// 0: one CPU device per socket (per NUMA node where a socket has several).
   /// n > 0: the machine's cores cut into n groups of consecutive cores, one device
   /// each (sharing cores when n exceeds them) — several devices on a small machine.
@@ -34,7 +47,34 @@ struct RuntimeOptions {
   /// The machine: this one by default, or an hwloc XML file / synthetic
   /// description (threads are then not bound: the cores are not this machine's).
   TopologySource topology;
+  /// This machine's profile (what plan() and predict() use and calibrations
+  /// and learn() update): "" for its default path (default_profile_path).
+  /// A described machine has none here: ProfileModel plans for it.
+  std::string profile;
 };
+
+/// How Runtime::plan chooses a split.
+struct PlanOptions {
+  /// How GPUs sweep; the plan's variant.
+  VariantChoice variant;
+  /// Where the profile has no curves for every device at the problem's
+  /// precision and width (for GPUs, sweeping by the variant): measure them
+  /// first and save them (true), or split evenly (false).
+  bool calibrate = false;
+  /// Seconds such a calibration may take.
+  double budget_s = 10.0;
+  /// Told, in words, what takes long (a calibration: why, then how long it
+  /// took and what it skipped); nothing is said when empty.
+  std::function<void(const std::string&)> notify;
+};
+
+/// The devices a Runtime of `options` makes of the machine `topology`
+/// describes (its selection applied), GPUs included wherever the topology has
+/// them, a described machine's too: what a machine offers, not what runs.
+std::vector<DeviceInfo> devices_of(const Topology& topology, const RuntimeOptions& options);
+
+/// "0-3,8,10-11" from sorted indices, as descriptions list cores.
+std::string index_list(const std::vector<int>& indices);
 
 /// Called from a thread of the runtime's own while a solve iterates. It may not
 /// start a solve on the same Runtime (that throws InvalidArgument: the solve
@@ -46,7 +86,8 @@ using ProgressCallback = std::function<void(const Progress&)>;
 /// Thread safety: one solve at a time per Runtime. solve() may be called from
 /// several threads at once; the calls take turns (each waits for the one
 /// running), so threads that want to solve at the same time use a Runtime each.
-/// devices(), topology() and even_plan() are safe from any thread at any time.
+/// devices(), topology() and even_plan() are safe from any thread at any time;
+/// plan(), predict() and learn() take turns with each other.
 /// Moving, assigning or destroying a Runtime while another thread uses it is not.
 class Runtime {
  public:
@@ -61,10 +102,36 @@ class Runtime {
   /// Every device gets an equal share of rows (shares differ by at most one row).
   Plan even_plan(const Problem& problem) const;
 
-  /// Solves on every device with even_plan(). Waits while another thread solves
-  /// on this Runtime.
+  /// The split that finishes first, from this machine's profile when it has
+  /// curves for every device at the problem's precision and width (calibrated
+  /// first when it has not and options.calibrate says so): parts, the
+  /// prediction, and the devices left out with the reason. Otherwise
+  /// even_plan(), predicted where the profile can. A described machine has no
+  /// profile: evenly. The plan's origin says which. A calibration waits for
+  /// a solve in progress, and throws InvalidArgument from a progress callback
+  /// of one on this Runtime.
+  Plan plan(const Problem& problem, const PlanOptions& options = {});
+  /// The model's prediction for a plan (its variant too), when this machine's
+  /// profile has curves for its devices.
+  std::optional<Prediction> predict(const Problem& problem, const Plan& plan);
+  /// Folds what a solve measured into this machine's profile (read again and
+  /// written under its lock, so that runs at once lose nothing). Returns how
+  /// many devices' figures moved (nothing is written when none did; nothing
+  /// is learnt without a profile). Throws Error when it cannot be written.
+  int learn(const Report& report, const VariantChoice& variant = {});
+  /// The profile's file ("" for a described machine).
+  const std::string& profile_path() const;
+  /// Why the last calibration could not be saved ("" when it was, or none ran):
+  /// it is used all the same, but lost after this Runtime.
+  std::string profile_not_saved() const;
+
+  /// Solves on every device with plan(problem) (no calibration): the model's
+  /// split where this machine's profile covers the problem, else even. Waits
+  /// while another thread solves on this Runtime.
   Result solve(const Problem& problem);
-  /// Solves with the given plan; throws InvalidArgument if it does not cover rows 1..ny.
+  /// Solves with the given plan; throws InvalidArgument if it does not cover
+  /// rows 1..ny. With the plan's prediction, the report puts it beside what
+  /// was measured (Report::predicted), per device and per phase.
   Result solve(const Problem& problem, const Plan& plan);
   /// The same, calling `progress` every `every_s` seconds while it iterates (never
   /// after solve() returns). The devices' threads do not wait for it.

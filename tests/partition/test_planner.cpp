@@ -9,9 +9,12 @@
 
 #include "hetstencil/error.hpp"
 #include "partition/planner.hpp"
+#include "tests/partition/planned.hpp"
 
 namespace hetstencil {
 namespace {
+
+using testing_support::planned_of;
 
 constexpr std::int64_t kNx = 1024;
 const std::string kKey = rate_key(Precision::Double, kNx);
@@ -98,23 +101,24 @@ TEST(Planner, WithinATenthOfAPercentOfBruteForce) {
     const std::int64_t ny = three ? 20 + static_cast<std::int64_t>(rng() % 40) : 20 + static_cast<std::int64_t>(rng() % 280);
     StopRule stop;
     stop.max_iterations = 1 + static_cast<std::int64_t>(rng() % 2000);
-    const SplitPlan plan = plan_split(p, c, Precision::Double, kNx, ny, stop);
+    const Plan plan = plan_split(p, c, Precision::Double, kNx, ny, stop);
+    const std::vector<PlannedDevice> planned = planned_of(plan, c);
     std::int64_t covered = 0;
-    for (const auto& d : plan.devices) covered += d.rows;
+    for (const auto& d : planned) covered += d.rows;
     ASSERT_EQ(covered, ny);
     // The planner sizes CPU shares beside GPUs with a margin: it is the best
     // split so priced, and its prediction is by the curves as they are.
-    for (const auto& d : plan.devices) {
+    for (const auto& d : planned) {
       EXPECT_DOUBLE_EQ(d.sized_slower, d.kind == DeviceKind::Cpu ? 1.0 + kCpuMarginBesideGpus : 1.0) << d.name;
     }
     std::vector<std::int64_t> rows;
-    for (const auto& d : plan.devices) rows.push_back(d.rows);
+    for (const auto& d : planned) rows.push_back(d.rows);
     bool cpu = false, gpu = false;
-    for (const auto& d : plan.devices) (d.kind == DeviceKind::Gpu ? gpu : cpu) = true;
-    const double judged = SplitModel(p, plan.devices, Precision::Double, kNx, stop, {}, true).predict(rows).total_s *
+    for (const auto& d : planned) (d.kind == DeviceKind::Gpu ? gpu : cpu) = true;
+    const double judged = SplitModel(p, planned, Precision::Double, kNx, stop, {}, true).predict(rows).total_s *
                           (cpu && gpu ? 1.0 + kLeastGainBesideGpus : 1.0);
     EXPECT_LE(judged, brute_force(p, c, ny, stop, true) * 1.001) << "trial " << trial << ": ny " << ny;
-    EXPECT_DOUBLE_EQ(plan.prediction.total_s, predict(p, plan.devices, Precision::Double, kNx, stop).total_s);
+    EXPECT_DOUBLE_EQ(plan.prediction->total_s, predict(p, planned, Precision::Double, kNx, stop).total_s);
   }
 }
 
@@ -128,38 +132,38 @@ TEST(Planner, CpuSharesBesideGpusAreSizedWithAMargin) {
   p.devices["gpu0"].rates[kKey] = RateCurve({{1, 1e-6}, {10000, 1e-3}});
   StopRule stop;
   stop.max_iterations = 1000;
-  const SplitPlan hybrid = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}}, Precision::Double,
-                                      kNx, 11000, stop);
-  ASSERT_EQ(hybrid.devices.size(), 2u);
-  const auto cpu = std::find_if(hybrid.devices.begin(), hybrid.devices.end(),
+  const std::vector<Candidate> cpu_gpu = {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}};
+  const Plan hybrid = plan_split(p, cpu_gpu, Precision::Double, kNx, 11000, stop);
+  ASSERT_EQ(hybrid.parts.size(), 2u);
+  const std::vector<PlannedDevice> hybrid_devices = planned_of(hybrid, cpu_gpu);
+  const auto cpu = std::find_if(hybrid_devices.begin(), hybrid_devices.end(),
                                 [](const PlannedDevice& d) { return d.kind == DeviceKind::Cpu; });
   // Balanced by the curves the CPU (10x slower a row) would take 1000 rows; priced 20% slower, 11000 / 13.
   EXPECT_NEAR(static_cast<double>(cpu->rows), 11000.0 / 13.0, 2.0);
   EXPECT_DOUBLE_EQ(cpu->sized_slower, 1.2);
-  EXPECT_LT(hybrid.prediction.devices[0].iteration_s + hybrid.prediction.devices[1].iteration_s,
-            2 * hybrid.prediction.iteration_s) << "by the curves the CPU now finishes first";
-  EXPECT_EQ(caution_of(hybrid), "cpu0 sized for sweeps 20% slower than its curve");
+  EXPECT_LT(hybrid.prediction->devices[0].iteration_s + hybrid.prediction->devices[1].iteration_s,
+            2 * hybrid.prediction->iteration_s) << "by the curves the CPU now finishes first";
+  EXPECT_EQ(caution_of(*hybrid.prediction), "cpu0 sized for sweeps 20% slower than its curve");
   // 1.5x as slow as its curve in a solve beside the GPU: sized for that, 11000 / 16.
   p.devices["cpu0"].slowdown_beside_gpus = 1.5;
-  const SplitPlan learnt = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}}, Precision::Double,
-                                      kNx, 11000, stop);
-  const auto slow = std::find_if(learnt.devices.begin(), learnt.devices.end(),
+  const std::vector<PlannedDevice> learnt = planned_of(plan_split(p, cpu_gpu, Precision::Double, kNx, 11000, stop),
+                                                       cpu_gpu);
+  const auto slow = std::find_if(learnt.begin(), learnt.end(),
                                  [](const PlannedDevice& d) { return d.kind == DeviceKind::Cpu; });
-  ASSERT_NE(slow, learnt.devices.end());
+  ASSERT_NE(slow, learnt.end());
   EXPECT_NEAR(static_cast<double>(slow->rows), 11000.0 / 16.0, 2.0);
   EXPECT_DOUBLE_EQ(slow->sized_slower, 1.5);
   // 3x: its 355 rows would save 3% of the GPU's time, under the 5% asked of it.
   p.devices["cpu0"].slowdown_beside_gpus = 3.0;
-  const SplitPlan alone = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}}, Precision::Double,
-                                     kNx, 11000, stop);
-  ASSERT_EQ(alone.devices.size(), 1u);
-  EXPECT_EQ(alone.devices[0].name, "gpu0");
+  const Plan alone = plan_split(p, cpu_gpu, Precision::Double, kNx, 11000, stop);
+  ASSERT_EQ(alone.parts.size(), 1u);
+  EXPECT_EQ(alone.prediction->devices[0].name, "gpu0");
   ASSERT_EQ(alone.left_out.size(), 1u);
   EXPECT_NE(alone.left_out[0].reason.find("must save 5%"), std::string::npos) << alone.left_out[0].reason;
-  const SplitPlan cpus = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx,
-                                    11000, stop);
-  EXPECT_EQ(caution_of(cpus), "");
-  EXPECT_EQ(cpus.devices[0].rows, 5500);
+  const Plan cpus = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx,
+                               11000, stop);
+  EXPECT_EQ(caution_of(*cpus.prediction), "");
+  EXPECT_EQ(cpus.parts[0].rows, 5500);
 }
 
 TEST(Planner, EqualDevicesDifferByAtMostOneRow) {
@@ -175,10 +179,10 @@ TEST(Planner, EqualDevicesDifferByAtMostOneRow) {
                               {"gpu3", DeviceKind::Gpu}};
   StopRule stop;
   stop.max_iterations = 100000;
-  const SplitPlan plan = plan_split(p, c, Precision::Double, kNx, 1000003, stop);
-  ASSERT_EQ(plan.devices.size(), 4u);
-  std::int64_t lo = plan.devices[0].rows, hi = lo;
-  for (const auto& d : plan.devices) {
+  const Plan plan = plan_split(p, c, Precision::Double, kNx, 1000003, stop);
+  ASSERT_EQ(plan.parts.size(), 4u);
+  std::int64_t lo = plan.parts[0].rows, hi = lo;
+  for (const auto& d : plan.parts) {
     lo = std::min(lo, d.rows);
     hi = std::max(hi, d.rows);
   }
@@ -204,16 +208,16 @@ TEST(Planner, BlockedSplitsGiveEveryDeviceItsDepthInRows) {
     StopRule stop;
     stop.max_iterations = 1000;
     const std::int64_t ny = 4 * blocked.param + static_cast<std::int64_t>(rng() % 40);
-    const SplitPlan plan = plan_split(p, c, Precision::Double, kNx, ny, stop, blocked);
+    const Plan plan = plan_split(p, c, Precision::Double, kNx, ny, stop, blocked);
     std::int64_t total = 0;
-    for (const auto& d : plan.devices) {
-      if (plan.devices.size() > 1) {
+    for (const auto& d : planned_of(plan, c)) {
+      if (plan.parts.size() > 1) {
         EXPECT_GE(d.rows, blocked.param) << d.name << ", trial " << trial;
       }
       total += d.rows;
     }
     EXPECT_EQ(total, ny);
-    EXPECT_TRUE(std::isfinite(plan.prediction.total_s));
+    EXPECT_TRUE(std::isfinite(plan.prediction->total_s));
   }
 }
 
@@ -230,9 +234,9 @@ TEST(Planner, LeavesOutWhatDoesNotPayAndSaysWhy) {
   const std::vector<Candidate> c = {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}};
   StopRule stop;
   stop.max_iterations = 1000;
-  SplitPlan plan = plan_split(p, c, Precision::Double, kNx, 1000, stop);
-  ASSERT_EQ(plan.devices.size(), 1u);
-  EXPECT_EQ(plan.devices[0].name, "gpu0");
+  Plan plan = plan_split(p, c, Precision::Double, kNx, 1000, stop);
+  ASSERT_EQ(plan.parts.size(), 1u);
+  EXPECT_EQ(plan.prediction->devices[0].name, "gpu0");
   ASSERT_EQ(plan.left_out.size(), 1u);
   EXPECT_NE(plan.left_out[0].reason.find("halo"), std::string::npos) << plan.left_out[0].reason;
   // With one iteration, copying the grid to the GPU does not pay.
@@ -240,8 +244,8 @@ TEST(Planner, LeavesOutWhatDoesNotPayAndSaysWhy) {
   p.devices["gpu0"].setup_out = {1e-3, 1e8};
   stop.max_iterations = 1;
   plan = plan_split(p, c, Precision::Double, kNx, 1000, stop);
-  ASSERT_EQ(plan.devices.size(), 1u);
-  EXPECT_EQ(plan.devices[0].name, "cpu0");
+  ASSERT_EQ(plan.parts.size(), 1u);
+  EXPECT_EQ(plan.prediction->devices[0].name, "cpu0");
   EXPECT_NE(plan.left_out[0].reason.find("slab"), std::string::npos) << plan.left_out[0].reason;
 }
 
@@ -251,19 +255,19 @@ TEST(Planner, DegenerateCases) {
   StopRule stop;
   stop.max_iterations = 10;
   // One device.
-  SplitPlan one = plan_split(p, {{"cpu0", DeviceKind::Cpu}}, Precision::Double, kNx, 7, stop);
-  ASSERT_EQ(one.devices.size(), 1u);
-  EXPECT_EQ(one.devices[0].rows, 7);
+  Plan one = plan_split(p, {{"cpu0", DeviceKind::Cpu}}, Precision::Double, kNx, 7, stop);
+  ASSERT_EQ(one.parts.size(), 1u);
+  EXPECT_EQ(one.parts[0].rows, 7);
   // Fewer rows than devices.
-  SplitPlan few = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}},
+  Plan few = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}},
                              Precision::Double, kNx, 2, stop);
-  EXPECT_LE(few.devices.size(), 2u);
-  EXPECT_EQ(few.devices.size() + few.left_out.size(), 3u);
+  EXPECT_LE(few.parts.size(), 2u);
+  EXPECT_EQ(few.parts.size() + few.left_out.size(), 3u);
   // A device with (almost) zero speed gets nothing.
   p.devices["cpu1"].rates[kKey] = RateCurve({{1, 1e6}, {2, 2e6}});
-  SplitPlan slow = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx, 100, stop);
-  ASSERT_EQ(slow.devices.size(), 1u);
-  EXPECT_EQ(slow.devices[0].name, "cpu0");
+  Plan slow = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx, 100, stop);
+  ASSERT_EQ(slow.parts.size(), 1u);
+  EXPECT_EQ(slow.parts[0].device, 0u);
   // Memory too small in total: the error says how much is missing.
   try {
     plan_split(p, {{"cpu0", DeviceKind::Cpu, 40}, {"gpu0", DeviceKind::Gpu, 50}}, Precision::Double, kNx, 100, stop);
@@ -273,10 +277,10 @@ TEST(Planner, DegenerateCases) {
     EXPECT_NE(std::string(e.what()).find("GiB more are needed"), std::string::npos) << e.what();
   }
   // Memory bounds a device's rows.
-  SplitPlan bounded = plan_split(p, {{"cpu0", DeviceKind::Cpu, 0}, {"gpu0", DeviceKind::Gpu, 10}}, Precision::Double,
-                                 kNx, 100, stop);
-  for (const auto& d : bounded.devices) {
-    if (d.name == "gpu0") {
+  Plan bounded = plan_split(p, {{"cpu0", DeviceKind::Cpu, 0}, {"gpu0", DeviceKind::Gpu, 10}}, Precision::Double, kNx,
+                            100, stop);
+  for (const auto& d : bounded.parts) {
+    if (d.device == 1) {
       EXPECT_LE(d.rows, 10);
     }
   }
@@ -293,12 +297,12 @@ TEST(Planner, SixteenDevicesAndAMillionRowsInAFewMilliseconds) {
   StopRule stop;
   stop.max_iterations = 1000;
   const auto start = std::chrono::steady_clock::now();
-  const SplitPlan plan = plan_split(p, c, Precision::Double, kNx, 1000000, stop);
+  const Plan plan = plan_split(p, c, Precision::Double, kNx, 1000000, stop);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   std::int64_t covered = 0;
-  for (const auto& d : plan.devices) covered += d.rows;
+  for (const auto& d : plan.parts) covered += d.rows;
   EXPECT_EQ(covered, 1000000);
-  std::printf("16 devices, 10^6 rows: planned in %.1f ms (%zu devices used)\n", ms, plan.devices.size());
+  std::printf("16 devices, 10^6 rows: planned in %.1f ms (%zu devices used)\n", ms, plan.parts.size());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "hetstencil/error.hpp"
 #include "partition/planner.hpp"
+#include "tests/partition/planned.hpp"
 
 namespace hetstencil {
 namespace {
@@ -84,12 +85,13 @@ TEST(PlannerScale, TheLargestIterationCountPlansAtOnce) {
   stop.tolerance = 1e-9;
   stop.check_every = 10;
   const auto start = std::chrono::steady_clock::now();
-  const SplitPlan plan = plan_split(p, candidates(p), Precision::Double, kNx, 2048, stop);
-  const Prediction again = predict(p, plan.devices, Precision::Double, kNx, stop);
+  const std::vector<Candidate> c = candidates(p);
+  const Plan plan = plan_split(p, c, Precision::Double, kNx, 2048, stop);
+  const Prediction again = predict(p, testing_support::planned_of(plan, c), Precision::Double, kNx, stop);
   // Work per iteration would take centuries here; any closed form, seconds even under a sanitizer.
   EXPECT_LT(seconds_since(start), 30.0);
-  EXPECT_TRUE(std::isfinite(plan.prediction.total_s));
-  EXPECT_GT(plan.prediction.total_s, 1e12);
+  EXPECT_TRUE(std::isfinite(plan.prediction->total_s));
+  EXPECT_GT(plan.prediction->total_s, 1e12);
   EXPECT_EQ(again.iterations, stop.max_iterations);
   EXPECT_EQ(again.checks, stop.max_iterations / 10 + 2) << "iterate 0, every tenth, and the last";
 }
@@ -104,11 +106,12 @@ TEST(PlannerScale, ManyGpusShareTheGridEqually) {
     stop.max_iterations = 100;
     for (std::int64_t ny : {std::int64_t(2048), std::int64_t(1) << 20}) {
       const auto start = std::chrono::steady_clock::now();
-      const SplitPlan plan = plan_split(p, candidates(p), Precision::Double, kNx, ny, stop);
+      const std::vector<Candidate> c = candidates(p);
+      const Plan plan = plan_split(p, c, Precision::Double, kNx, ny, stop);
       const double took = seconds_since(start);
       std::int64_t covered = 0, lo = ny, hi = 0;
       int used_gpus = 0;
-      for (const auto& d : plan.devices) {
+      for (const auto& d : testing_support::planned_of(plan, c)) {
         EXPECT_GT(d.rows, 0) << d.name;
         covered += d.rows;
         if (d.kind == DeviceKind::Gpu) {
@@ -120,12 +123,12 @@ TEST(PlannerScale, ManyGpusShareTheGridEqually) {
       EXPECT_EQ(covered, ny) << gpus << " GPUs";
       EXPECT_EQ(used_gpus, gpus) << "ny " << ny;
       EXPECT_LE(hi - lo, 1) << gpus << " GPUs, ny " << ny;
-      EXPECT_EQ(plan.devices.size() + plan.left_out.size(), static_cast<std::size_t>(gpus + 2));
-      EXPECT_TRUE(std::isfinite(plan.prediction.total_s));
+      EXPECT_EQ(plan.parts.size() + plan.left_out.size(), static_cast<std::size_t>(gpus + 2));
+      EXPECT_TRUE(std::isfinite(plan.prediction->total_s));
       // A search over device orders takes hours at 64 devices; this one, seconds even under a sanitizer.
       EXPECT_LT(took, 30.0) << gpus << " GPUs, ny " << ny;
       std::printf("%d GPUs + 2 CPU sockets, %lld rows: planned in %.1f ms, %zu devices used\n", gpus,
-                  static_cast<long long>(ny), took * 1e3, plan.devices.size());
+                  static_cast<long long>(ny), took * 1e3, plan.parts.size());
     }
   }
 }

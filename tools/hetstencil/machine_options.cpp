@@ -1,6 +1,9 @@
 #include "tools/hetstencil/machine_options.hpp"
 
-#include "devices/device_map.hpp"
+#include <cstdio>
+
+#include <spdlog/fmt/fmt.h>
+
 #include "tools/hetstencil/option_checks.hpp"
 
 namespace hetstencil::cli {
@@ -8,9 +11,9 @@ namespace hetstencil::cli {
 void add_machine_options(CLI::App* command, RuntimeOptions& o) {
   command->add_option("--cpu-devices", o.cpu_devices,
                       "CPU devices: 0 = one per socket (NUMA node); N = the cores cut into N groups")
-      ->transform(integer_in(0, kMaxCpuDevices))->capture_default_str();
+      ->transform(integer_in(0, RuntimeOptions::kMostCpuDevices))->capture_default_str();
   command->add_option("--threads", o.threads_per_device, "worker threads per CPU device (0 = one per core)")
-      ->transform(integer_in(0, kMaxThreadsPerDevice))->capture_default_str();
+      ->transform(integer_in(0, RuntimeOptions::kMostThreadsPerDevice))->capture_default_str();
   command->add_option("--devices", o.devices,
                       "devices to use, e.g. cpu0,gpu1 or gpu (every GPU), or to leave out, e.g. -cpu0 (default: all)")
       ->check(naming("devices, e.g. cpu0,gpu1, gpu or -cpu0"));
@@ -22,6 +25,11 @@ void add_machine_options(CLI::App* command, RuntimeOptions& o) {
                                         "e.g. \"pack:2 numa:1 core:8 pu:1\"")
                         ->check(naming("a machine, e.g. \"pack:2 numa:1 core:8 pu:1\""));
   xml->excludes(synthetic);
+}
+
+void tell(const std::string& what) {
+  fmt::print(stderr, "hetstencil: {}\n", what);
+  std::fflush(stderr);
 }
 
 }  // namespace hetstencil::cli

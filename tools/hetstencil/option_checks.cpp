@@ -6,6 +6,8 @@
 
 #include <spdlog/fmt/fmt.h>
 
+#include "hetstencil/error.hpp"
+
 namespace hetstencil::cli {
 
 std::string as_typed(const std::string& text) {
@@ -117,6 +119,16 @@ std::string empty_list_item(const CLI::App& command, int argc, const char* const
     }
   }
   return {};
+}
+
+void check_row_counts(const std::string& option, const std::vector<std::string>& names,
+                      const std::vector<std::int64_t>& rows, std::int64_t ny) {
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] < 0 || rows[k] > ny) {
+      HETSTENCIL_THROW(InvalidArgument, fmt::format("{} gives {} {} rows: a device takes 0 (left out) to {} rows",
+                                                    option, names[k], rows[k], ny));
+    }
+  }
 }
 
 }  // namespace hetstencil::cli

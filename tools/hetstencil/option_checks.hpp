@@ -40,4 +40,9 @@ CLI::Validator naming(const std::string& what);
 /// unseen. Returns the message, or "" when every list is whole.
 std::string empty_list_item(const CLI::App& command, int argc, const char* const* argv);
 
+/// Refuses (InvalidArgument naming `option` and the device) a count below 0 or
+/// above ny; rows[k] is for names[k].
+void check_row_counts(const std::string& option, const std::vector<std::string>& names,
+                      const std::vector<std::int64_t>& rows, std::int64_t ny);
+
 }  // namespace hetstencil::cli

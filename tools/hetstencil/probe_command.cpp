@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
-#include "devices/device_map.hpp"
 #include "hetstencil/device_info.hpp"
+#include "hetstencil/runtime.hpp"
 #include "hetstencil/topology.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/machine_options.hpp"
@@ -72,11 +72,7 @@ void print_summary(const Topology& t, const std::vector<DeviceInfo>& devices) {
 
 int run_probe(const ProbeOptions& o) {
   const Topology t = load_topology(o.machine.topology);
-  std::vector<DeviceInfo> devices;
-  for (const auto& spec : map_devices(t, DeviceMapOptions{o.machine.cpu_devices, o.machine.threads_per_device,
-                                                          o.machine.devices, true})) {
-    devices.push_back(spec.info);
-  }
+  const std::vector<DeviceInfo> devices = devices_of(t, o.machine);
   if (o.json) {
     nlohmann::json j = nlohmann::json::parse(to_json(t));
     j["devices"] = nlohmann::json::parse(to_json(devices));

@@ -11,15 +11,12 @@
 #include <spdlog/spdlog.h>
 
 #include "hetstencil/hetstencil.hpp"
-#include "model/learn.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/exit_codes.hpp"
 #include "tools/hetstencil/machine_options.hpp"
 #include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/problem_options.hpp"
 #include "tools/hetstencil/progress_line.hpp"
-#include "tools/hetstencil/solve_report.hpp"
-#include "tools/hetstencil/split_choice.hpp"
 
 namespace hetstencil::cli {
 namespace {
@@ -75,21 +72,18 @@ void adopt_saved_plan(SolveOptions& o, const SavedPlan& saved) {
   o.problem.check_every = saved.stop.check_every;
 }
 
-// The run's measurements flow back into this machine's profile, read again
-// and written under its lock so that runs at once lose no update. Returns how
-// many devices' figures moved (nothing is written when none did).
-int learn_into_profile(const MachineModel& model, const Runtime& runtime, const Report& report,
-                       const VariantChoice& variant) {
-  Profile trial = *model.profile;
-  if (learn(trial, report, 0.25, variant) == 0) return 0;
-  int moved = 0;
-  const auto& devices = runtime.devices();
-  update_profile(model.path, fingerprint_of(runtime.topology()), [&](Profile& stored) {
-    Profile named = named_for(stored, devices);
-    moved = learn(named, report, 0.25, variant);
-    store_named(stored, named, devices);
-  });
-  return moved;
+// The split --rows or --split gives.
+Plan forced_plan(const SolveOptions& o, const Problem& p, const std::vector<DeviceInfo>& devices) {
+  std::vector<std::string> names;
+  for (const auto& d : devices) names.push_back(d.name);
+  const std::size_t given = o.rows.empty() ? o.split.size() : o.rows.size();
+  if (given != devices.size()) {
+    HETSTENCIL_THROW(InvalidArgument, std::string(o.rows.empty() ? "--split" : "--rows") + " gives " +
+                                          std::to_string(given) + " values for " + std::to_string(devices.size()) +
+                                          " devices (" + fmt::format("{}", fmt::join(names, ",")) + ")");
+  }
+  if (!o.rows.empty()) check_row_counts("--rows", names, o.rows, p.ny);
+  return plan_of(names, o.rows.empty() ? rows_of_shares(o.split, p.ny) : o.rows, devices);
 }
 
 int run_solve(SolveOptions o) {
@@ -103,60 +97,32 @@ int run_solve(SolveOptions o) {
 
   // sync and blocked run on any devices; the asynchronous variants on one GPU alone.
   const VariantChoice variant = o.problem.variant_choice();
-  // The model (of the GPUs running the variant): needed to plan (calibrated
-  // first when missing) and, for any other split, to predict it when there is one.
-  const bool planning = !saved && o.rows.empty() && o.split.empty();
   Runtime runtime(o.machine);
   const auto& devices = runtime.devices();
   if (!deterministic(variant.variant) && (devices.size() != 1 || devices.front().kind != DeviceKind::Gpu)) {
     HETSTENCIL_THROW(InvalidArgument, "--variant " + o.problem.variant + " runs on one GPU alone: choose it with "
                                       "--devices gpuN");
   }
-  const MachineModel model = machine_model(runtime, o.machine, p, planning && o.calibrate, o.budget, variant);
-  std::vector<std::string> names;
-  for (const auto& d : devices) names.push_back(d.name);
-
+  // The model (of the GPUs running the variant) plans (calibrated first when
+  // missing) and, for any other split, predicts it when there is one.
   Plan plan;
-  std::string how;
-  std::vector<LeftOut> left_out;
-  if (saved) {
-    plan = plan_of(saved->names, saved->rows, devices);
-    how = "the saved plan " + o.plan_file;
-  } else if (!o.rows.empty() || !o.split.empty()) {
-    const std::size_t given = o.rows.empty() ? o.split.size() : o.rows.size();
-    if (given != devices.size()) {
-      HETSTENCIL_THROW(InvalidArgument, std::string(o.rows.empty() ? "--split" : "--rows") + " gives " +
-                                            std::to_string(given) + " values for " + std::to_string(devices.size()) +
-                                            " devices (" + fmt::format("{}", fmt::join(names, ",")) + ")");
-    }
-    if (!o.rows.empty()) check_row_counts("--rows", names, o.rows, p.ny);
-    const std::vector<std::int64_t> rows = o.rows.empty() ? rows_of_shares(o.split, p.ny) : o.rows;
-    plan = plan_of(names, rows, devices);
-    how = o.rows.empty() ? "forced by --split" : "forced by --rows";
-  } else if (model.profile && covers(*model.profile, devices, p.precision, p.nx, variant)) {
-    const SplitPlan planned = model_plan(*model.profile, runtime, p, variant);
-    std::vector<std::string> order;
-    std::vector<std::int64_t> rows;
-    for (const auto& d : planned.devices) {
-      order.push_back(d.name);
-      rows.push_back(d.rows);
-    }
-    plan = plan_of(order, rows, devices);
-    left_out = planned.left_out;
-    how = "planned from " + model.path;
-    if (const std::string caution = caution_of(planned); !caution.empty()) how += " (" + caution + ")";
+  if (!saved && o.rows.empty() && o.split.empty()) {
+    PlanOptions planning;
+    planning.variant = variant;
+    planning.calibrate = o.calibrate;
+    planning.budget_s = o.budget;
+    planning.notify = tell;
+    plan = runtime.plan(p, planning);
   } else {
-    plan = runtime.even_plan(p);
-    how = model.path.empty() ? "even (a described machine has no model)"
-                             : "even (no model of this machine for this problem; hetstencil calibrate makes one)";
+    plan = saved ? plan_of(saved->names, saved->rows, devices) : forced_plan(o, p, devices);
+    plan.origin = saved ? "the saved plan " + o.plan_file : o.rows.empty() ? "forced by --split" : "forced by --rows";
+    plan.variant = variant;
+    plan.prediction = runtime.predict(p, plan);
   }
-  plan.variant = variant;
   if (variant.variant != Variant::Sync) {
-    how += fmt::format("; GPUs sweep {} ({} {})", o.problem.variant, variant.variant == Variant::Blocked ? "depth" : "alpha",
-                       variant.param);
+    plan.origin += fmt::format("; GPUs sweep {} ({} {})", o.problem.variant,
+                               variant.variant == Variant::Blocked ? "depth" : "alpha", variant.param);
   }
-  const std::optional<Prediction> prediction =
-      model.profile ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
 
   ProgressLine progress(!o.json);
   const Result result = runtime.solve(p, plan, progress.callback());
@@ -164,26 +130,20 @@ int run_solve(SolveOptions o) {
   if (!o.output.empty()) {
     std::visit([&](const auto& grid) { write_npy(o.output, grid); }, result.solution);
   }
-  const RunComparison c = compare(result.report, prediction, p.stop);
   // The report and the solution come first: a profile that cannot be saved
   // loses what this run taught, not the run.
   if (o.json) {
-    nlohmann::json j = solve_json(result.report, c, how);
-    nlohmann::json left = nlohmann::json::array();
-    for (const auto& l : left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
-    j["left_out"] = left;
-    fmt::print("{}\n", j.dump(2));
+    fmt::print("{}\n", to_json(result.report));
   } else {
-    print_solve_report(result.report, c, how);
-    for (const auto& l : left_out) fmt::print("left out: {}: {}\n", l.name, l.reason);
+    fmt::print("{}", format_report(result.report));
     if (!o.output.empty()) fmt::print("solution written to {}\n", o.output);
   }
   std::fflush(stdout);
-  std::string not_saved = model.not_saved;
-  if (o.learn && model.profile) {
+  std::string not_saved = runtime.profile_not_saved();
+  if (o.learn) {
     try {
-      if (const int moved = learn_into_profile(model, runtime, result.report, variant); moved > 0 && !o.json) {
-        fmt::print("profile: {} device curve(s) updated from this run ({})\n", moved, model.path);
+      if (const int moved = runtime.learn(result.report, variant); moved > 0 && !o.json) {
+        fmt::print("profile: {} device curve(s) updated from this run ({})\n", moved, runtime.profile_path());
       }
     } catch (const Error& e) {
       not_saved = e.what();

@@ -20,8 +20,6 @@
 #include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/plot.hpp"
 #include "tools/hetstencil/problem_options.hpp"
-#include "tools/hetstencil/solve_report.hpp"
-#include "tools/hetstencil/split_choice.hpp"
 
 namespace hetstencil::cli {
 namespace {
@@ -83,9 +81,14 @@ int run_sweep(const SweepOptions& o) {
 
   Runtime runtime(o.machine);
   const VariantChoice variant = o.problem.variant_choice();
-  const MachineModel model = machine_model(runtime, o.machine, p, o.calibrate, o.budget, variant);
   const auto& devices = runtime.devices();
   if (devices.size() < 2) HETSTENCIL_THROW(InvalidArgument, "a sweep needs two devices or more (see --devices)");
+  PlanOptions planning;
+  planning.variant = variant;
+  planning.calibrate = o.calibrate;
+  planning.budget_s = o.budget;
+  planning.notify = tell;
+  const Plan planned = runtime.plan(p, planning);
   std::vector<std::string> names;
   for (const auto& d : devices) names.push_back(d.name);
   const std::size_t v = varied_device(o, devices);
@@ -94,13 +97,10 @@ int run_sweep(const SweepOptions& o) {
   // rest as the model shares it between them (evenly without a model).
   std::optional<std::vector<std::int64_t>> model_rows;
   std::vector<double> weights(devices.size(), 1.0);
-  const bool modelled = model.profile && covers(*model.profile, devices, p.precision, p.nx, variant);
+  const bool modelled = planned.modelled;
   if (modelled) {
-    const SplitPlan planned = model_plan(*model.profile, runtime, p, variant);
     model_rows = std::vector<std::int64_t>(devices.size(), 0);
-    for (const auto& d : planned.devices) {
-      (*model_rows)[static_cast<std::size_t>(std::find(names.begin(), names.end(), d.name) - names.begin())] = d.rows;
-    }
+    for (const auto& part : planned.parts) (*model_rows)[part.device] = part.rows;
     double others = 0.0;
     for (std::size_t k = 0; k < devices.size(); ++k) {
       if (k != v) others += static_cast<double>((*model_rows)[k]);
@@ -151,14 +151,12 @@ int run_sweep(const SweepOptions& o) {
     pt.share = static_cast<double>(pt.rows[v]) / static_cast<double>(p.ny);
     Plan plan = plan_of(names, pt.rows, devices);
     plan.variant = variant;
-    const std::optional<Prediction> prediction =
-        model.profile ? predict_plan(*model.profile, devices, plan, p) : std::nullopt;
+    plan.prediction = runtime.predict(p, plan);
     std::vector<double> measured;
     for (int r = 0; r < o.repeat; ++r) {
       const Result result = runtime.solve(p, plan);
-      const RunComparison c = compare(result.report, prediction, p.stop);
-      measured.push_back(c.measured_iteration);
-      pt.predicted = c.predicted_iteration;
+      measured.push_back(iteration_s(result.report));
+      pt.predicted = predicted_iteration_s(result.report);
       if (reference && r == 0) {
         const bool same = same_bits(result.solution, *reference);
         pt.same_bits = same ? "yes" : "no";
@@ -200,7 +198,7 @@ int run_sweep(const SweepOptions& o) {
     fmt::print("plot written to {}\n", o.plot);
   }
   if (o.verify && !all_same) return kExitFailure;
-  return model.not_saved.empty() ? kExitSuccess : kExitProfileNotSaved;  // warned when the calibration was
+  return runtime.profile_not_saved().empty() ? kExitSuccess : kExitProfileNotSaved;  // warned when the calibration was
 }
 
 }  // namespace

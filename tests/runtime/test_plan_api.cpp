@@ -1,0 +1,231 @@
+// The public planning API: plans from a profile of a machine we do not have
+// (who is left out and why), plans on this machine calibrated on demand, and
+// reports with the prediction beside what was measured.
+#include <gtest/gtest.h>
+
+#include <stdlib.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "hetstencil/hetstencil.hpp"
+#include "tests/test_support.hpp"
+
+namespace hetstencil {
+namespace {
+
+const std::string kEightGpus = std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json";
+
+// A folder of the test's own, removed after it.
+class Scratch {
+ public:
+  Scratch() {
+    char name[] = "/tmp/hetstencil_plan_api_XXXXXX";
+    if (mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = name;
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Another machine than this one: its GPUs are planned for, never run.
+RuntimeOptions described_machine() {
+  RuntimeOptions o;
+  o.topology.synthetic = "pack:2 numa:1 core:4 pu:1";
+  return o;
+}
+
+Problem problem_of(std::int64_t nx, std::int64_t ny, std::int64_t iterations) {
+  Problem p;
+  p.nx = nx;
+  p.ny = ny;
+  p.boundary = Boundary::constant(0.5);
+  p.stop.max_iterations = iterations;
+  return p;
+}
+
+// The parts follow each other from row 1 and cover the grid's rows once.
+void expect_covers(const Plan& plan, std::int64_t ny, std::size_t devices) {
+  std::int64_t next = 1;
+  for (const auto& part : plan.parts) {
+    EXPECT_LT(part.device, devices);
+    EXPECT_EQ(part.first_row, next);
+    EXPECT_GT(part.rows, 0);
+    next += part.rows;
+  }
+  EXPECT_EQ(next, ny + 1);
+}
+
+TEST(PlanApi, EightGpusAndTwoSocketsLeaveTheSocketsOutWithTheReason) {
+  const ProfileModel model(described_machine(), kEightGpus, ProfileModel::Use::Plan);
+  EXPECT_EQ(model.path(), kEightGpus);
+  ASSERT_EQ(model.devices().size(), 10u);
+  const Plan plan = model.plan(problem_of(16384, 16384, 1000));
+  expect_covers(plan, 16384, model.devices().size());
+  ASSERT_EQ(plan.parts.size(), 8u);
+  for (const auto& part : plan.parts) EXPECT_EQ(model.devices()[part.device].kind, DeviceKind::Gpu);
+  ASSERT_TRUE(plan.prediction);
+  ASSERT_EQ(plan.prediction->devices.size(), plan.parts.size()) << "a prediction for each part";
+  for (std::size_t k = 0; k < plan.parts.size(); ++k) {
+    EXPECT_EQ(plan.prediction->devices[k].name, model.devices()[plan.parts[k].device].name);
+    EXPECT_EQ(plan.prediction->devices[k].rows, plan.parts[k].rows);
+  }
+  EXPECT_TRUE(std::isfinite(plan.prediction->total_s));
+  EXPECT_TRUE(plan.modelled);
+  ASSERT_EQ(plan.left_out.size(), 2u);
+  for (const auto& l : plan.left_out) {
+    EXPECT_EQ(l.name.rfind("cpu", 0), 0u) << l.name;
+    EXPECT_NE(l.reason.find("must save 5%"), std::string::npos) << l.reason;
+  }
+}
+
+TEST(PlanApi, APredictionIsForTheProfilesMachineAndItsChosenDevices) {
+  RuntimeOptions machine = described_machine();
+  machine.devices = "cpu0,gpu0,gpu1";
+  const ProfileModel model(machine, kEightGpus, ProfileModel::Use::Predict);
+  ASSERT_EQ(model.devices().size(), 3u);
+  const Prediction p = model.predict(problem_of(16384, 1000, 100), {100, 450, 450});
+  ASSERT_EQ(p.devices.size(), 3u);
+  EXPECT_EQ(p.devices[0].name, "cpu0");
+  EXPECT_EQ(p.devices[2].rows, 450);
+  EXPECT_GT(p.total_s, p.setup_s);
+
+  machine.devices = "gpu9";
+  EXPECT_THROW(ProfileModel(machine, kEightGpus, ProfileModel::Use::Plan), InvalidArgument);
+}
+
+TEST(PlanApi, ASavedPlanReadsBackItsProblemAndRows) {
+  const ProfileModel model(described_machine(), kEightGpus, ProfileModel::Use::Plan);
+  Problem problem = problem_of(16384, 4096, 300);
+  problem.stop.tolerance = 1e-6;
+  problem.stop.check_every = 50;
+  const Plan plan = model.plan(problem, {Variant::Blocked, 4});
+  const Scratch scratch;
+  const std::string path = scratch.file("plan.json");
+  std::ofstream(path) << to_json(plan, problem);
+  const SavedPlan saved = read_saved_plan(path);
+  EXPECT_EQ(saved.nx, 16384);
+  EXPECT_EQ(saved.ny, 4096);
+  EXPECT_EQ(saved.variant.variant, Variant::Blocked);
+  EXPECT_EQ(saved.variant.param, 4);
+  EXPECT_EQ(saved.stop.max_iterations, 300);
+  EXPECT_EQ(saved.stop.check_every, 50);
+  ASSERT_EQ(saved.names.size(), plan.parts.size());
+  for (std::size_t k = 0; k < plan.parts.size(); ++k) {
+    EXPECT_EQ(saved.names[k], model.devices()[plan.parts[k].device].name);
+    EXPECT_EQ(saved.rows[k], plan.parts[k].rows);
+  }
+
+  Plan unpredicted = plan;
+  unpredicted.prediction.reset();
+  EXPECT_THROW(to_json(unpredicted, problem), InvalidArgument);
+}
+
+TEST(PlanApi, RowsOfSharesAndEvenRowsAddUpToTheGrid) {
+  EXPECT_EQ(even_rows(10, 3), (std::vector<std::int64_t>{3, 3, 4}));
+  EXPECT_EQ(even_rows(2, 3), (std::vector<std::int64_t>{0, 1, 1}));
+  EXPECT_EQ(rows_of_shares({1.0, 2.0, 1.0}, 8), (std::vector<std::int64_t>{2, 4, 2}));
+  EXPECT_EQ(rows_of_shares({0.0, 1.0}, 7), (std::vector<std::int64_t>{0, 7}));
+  EXPECT_THROW(rows_of_shares({0.0, 0.0}, 7), InvalidArgument);
+}
+
+// This machine's CPU devices, calibrated on demand into a profile of the
+// test's own: the model's plan, and its prediction beside the measurement.
+TEST(PlanApi, ACalibratedPlanOnCpuDevicesReportsPredictedBesideMeasured) {
+  const Scratch scratch;
+  RuntimeOptions options = testing_support::cpu_devices(2, 1);
+  options.profile = scratch.file("profile.json");
+  Runtime rt(options);
+  EXPECT_EQ(rt.profile_path(), options.profile);
+  const Problem problem = problem_of(64, 80, 60);
+
+  std::vector<std::string> told;
+  PlanOptions planning;
+  planning.calibrate = true;
+  planning.budget_s = 2.0;
+  planning.notify = [&](const std::string& what) { told.push_back(what); };
+  const Plan plan = rt.plan(problem, planning);
+  ASSERT_FALSE(told.empty());
+  EXPECT_NE(told.front().find("calibrating first"), std::string::npos) << told.front();
+  EXPECT_TRUE(std::filesystem::exists(options.profile)) << "the calibration is saved";
+  EXPECT_TRUE(rt.profile_not_saved().empty());
+  EXPECT_TRUE(plan.modelled);
+  EXPECT_EQ(plan.origin.rfind("planned from " + options.profile, 0), 0u) << plan.origin;
+  expect_covers(plan, problem.ny, rt.devices().size());
+  ASSERT_TRUE(plan.prediction);
+  ASSERT_EQ(plan.prediction->devices.size(), plan.parts.size());
+  EXPECT_EQ(plan.parts.size() + plan.left_out.size(), rt.devices().size());
+
+  // A second plan reads the figures the first measured: no calibration.
+  told.clear();
+  EXPECT_EQ(rt.plan(problem, planning).parts.size(), plan.parts.size());
+  EXPECT_TRUE(told.empty());
+
+  const Result r = rt.solve(problem, plan);
+  EXPECT_TRUE(same_bits(r.solution, solve_reference(problem).solution));
+  ASSERT_TRUE(r.report.predicted);
+  EXPECT_EQ(r.report.predicted->iterations, r.report.iterations);
+  ASSERT_EQ(r.report.predicted->devices.size(), r.report.devices.size());
+  for (std::size_t k = 0; k < r.report.devices.size(); ++k) {
+    EXPECT_EQ(r.report.predicted->devices[k].name, r.report.devices[k].name);
+  }
+  EXPECT_GT(r.report.predicted->total_s, 0.0);
+  ASSERT_TRUE(predicted_iteration_s(r.report));
+  EXPECT_GT(iteration_s(r.report), 0.0);
+  EXPECT_EQ(r.report.split, plan.origin);
+  const std::string table = format_report(r.report);
+  EXPECT_NE(table.find("predicted"), std::string::npos) << table;
+  EXPECT_EQ(table.find("no model"), std::string::npos) << table;
+  EXPECT_NE(table.find("split: planned from"), std::string::npos) << table;
+  const std::string json = to_json(r.report);
+  EXPECT_EQ(json.find("\"predicted_s\": null"), std::string::npos) << json;
+
+  EXPECT_GE(rt.learn(r.report), 0);
+  // Without a plan of its own, a solve uses the model's.
+  EXPECT_TRUE(rt.solve(problem).report.predicted);
+}
+
+TEST(PlanApi, WithoutAProfileTheSplitIsEvenAndNothingIsPredicted) {
+  const Scratch scratch;
+  RuntimeOptions options = testing_support::cpu_devices(2, 1);
+  options.profile = scratch.file("none.json");
+  Runtime rt(options);
+  const Problem problem = problem_of(48, 48, 20);
+  const Plan plan = rt.plan(problem);
+  EXPECT_FALSE(plan.modelled);
+  EXPECT_FALSE(plan.prediction);
+  EXPECT_EQ(plan.origin.rfind("even (no model", 0), 0u) << plan.origin;
+  const Plan even = rt.even_plan(problem);
+  ASSERT_EQ(plan.parts.size(), even.parts.size());
+  for (std::size_t k = 0; k < even.parts.size(); ++k) EXPECT_EQ(plan.parts[k].rows, even.parts[k].rows);
+  EXPECT_FALSE(std::filesystem::exists(options.profile)) << "no calibration unless asked";
+
+  const Result r = rt.solve(problem, plan);
+  EXPECT_FALSE(r.report.predicted);
+  EXPECT_FALSE(predicted_iteration_s(r.report));
+  EXPECT_NE(format_report(r.report).find("(no model to predict it)"), std::string::npos);
+  EXPECT_EQ(rt.learn(r.report), 0);
+}
+
+TEST(PlanApi, ADescribedMachineHasNoProfileAndIsSplitEvenly) {
+  Runtime rt(described_machine());
+  EXPECT_TRUE(rt.profile_path().empty());
+  PlanOptions planning;
+  planning.calibrate = true;  // nothing to measure on a machine we do not have
+  const Plan plan = rt.plan(problem_of(32, 32, 5), planning);
+  EXPECT_EQ(plan.origin, "even (a described machine has no model)");
+  EXPECT_FALSE(plan.prediction);
+  expect_covers(plan, 32, rt.devices().size());
+}
+
+}  // namespace
+}  // namespace hetstencil
