@@ -3,9 +3,9 @@
 
 #include <vector>
 
-namespace hetstencil {
+#include "hetstencil/statistics.hpp"
 
-double median(std::vector<double> values);
+namespace hetstencil {
 
 /// The value that a fraction `q` (0..1) of the samples do not exceed (nearest rank).
 double percentile(std::vector<double> values, double q);

@@ -19,11 +19,6 @@ struct DeviceSpec {
   bool own_core = false;                      ///< a GPU's host thread has its core to itself
 };
 
-/// Bounds on the options below: beyond any machine's cores, low enough that
-/// mapping the devices and starting their threads stays quick.
-constexpr int kMaxCpuDevices = 4096;
-constexpr int kMaxThreadsPerDevice = 4096;
-
 struct DeviceMapOptions {
   /// 0: one CPU device per NUMA node that has cores (one per socket on most
   /// machines). n > 0: the cores cut into n groups of consecutive cores (a core
@@ -52,8 +47,5 @@ std::vector<DeviceSpec> map_devices(const Topology& topology, const DeviceMapOpt
 /// names there are (an unknown name or a mix of chosen and left-out names throws).
 std::function<bool(const std::string&)> device_selection(const std::string& selection,
                                                          const std::vector<std::string>& all);
-
-/// "0-3,8,10-11" from sorted indices.
-std::string index_list(const std::vector<int>& indices);
 
 }  // namespace hetstencil

@@ -57,18 +57,6 @@ std::vector<std::string> names_in_order(const Profile& p) {
   return names;
 }
 
-// A name as the user typed it, quoted, cut and with control characters shown
-// as '?' (as the command line quotes what it is given).
-std::string typed(const std::string& text) {
-  constexpr std::size_t kShown = 24;
-  std::string shown = text.size() > kShown ? text.substr(0, kShown) : text;
-  for (char& c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  if (text.size() > kShown) return fmt::format("'{}...' ({} characters)", shown, text.size());
-  return "'" + shown + "'";
-}
-
 // The profile's devices chosen by `selection`, in device order; a name the
 // profile lacks is refused with the names it has.
 std::vector<DeviceInfo> profile_devices(const Profile& p, const std::string& selection) {
@@ -78,7 +66,7 @@ std::vector<DeviceInfo> profile_devices(const Profile& p, const std::string& sel
     const std::string name = !word.empty() && word[0] == '-' ? word.substr(1) : word;
     if (name.empty() || name == "all" || name == "cpu" || name == "gpu") continue;
     if (!p.devices.count(name)) {
-      HETSTENCIL_THROW(InvalidArgument, fmt::format("the profile has no device {} (it has: {})", typed(name),
+      HETSTENCIL_THROW(InvalidArgument, fmt::format("the profile has no device {} (it has: {})", as_typed(name),
                                                     fmt::join(names, ", ")));
     }
   }

@@ -25,10 +25,6 @@ struct Runtime::Impl {
   std::mutex modelling;
 };
 
-static_assert(RuntimeOptions::kMostCpuDevices == kMaxCpuDevices &&
-                  RuntimeOptions::kMostThreadsPerDevice == kMaxThreadsPerDevice,
-              "the public bounds are the device map's");
-
 std::vector<DeviceInfo> devices_of(const Topology& topology, const RuntimeOptions& options) {
   std::vector<DeviceInfo> out;
   for (const auto& spec : map_devices(topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,

@@ -53,10 +53,6 @@ void bench_cpu_sweeps(const RuntimeOptions& machine, std::int64_t nx, std::int64
 void bench_gpu_sweeps(const std::string& devices, const std::vector<std::int64_t>& sizes,
                       const std::vector<Precision>& precisions, int repetitions, const SweepTimingCallback& each);
 
-/// The median of benchmark samples (the mean of the middle two for an even
-/// count), as the library takes it; throws InvalidArgument for none.
-double median(std::vector<double> values);
-
 /// One problem's grid on one GPU, advanced by any variant (the original study's
 /// chapter V): the iterate stays on the GPU between calls, so that a benchmark
 /// can step a variant until it is as accurate as another run.

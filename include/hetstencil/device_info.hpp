@@ -6,6 +6,12 @@
 
 namespace hetstencil {
 
+/// Bounds on the CPU devices a machine is cut into and the worker threads of
+/// each: beyond any machine's cores, low enough that mapping the devices and
+/// starting their threads stays quick.
+constexpr int kMaxCpuDevices = 4096;
+constexpr int kMaxThreadsPerDevice = 4096;
+
 enum class DeviceKind { Cpu, Gpu };
 
 /// Thread safety: a value, safe to copy across threads.
@@ -21,6 +27,9 @@ struct DeviceInfo {
   /// a GPU's UUID, or its name where none is known. Empty: its name.
   std::string key;
 };
+
+/// "0-3,8,10-11" from sorted indices, as descriptions list cores.
+std::string index_list(const std::vector<int>& indices);
 
 /// The devices as a JSON array.
 std::string to_json(const std::vector<DeviceInfo>& devices, int indent = 2);

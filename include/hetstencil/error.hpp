@@ -45,6 +45,10 @@ class Aborted : public Error {
   using Error::Error;
 };
 
+/// Text a user gave, as messages quote it: in single quotes, cut to 24
+/// characters (saying how many there were), control characters shown as '?'.
+std::string as_typed(const std::string& text);
+
 }  // namespace hetstencil
 
 #define HETSTENCIL_THROW(Type, message) throw Type((message), __FILE__, __LINE__)

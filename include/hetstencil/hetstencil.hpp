@@ -23,6 +23,7 @@
 // - Exceptions (Error and its kinds): immutable.
 #pragma once
 
+#include "hetstencil/bench.hpp"
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
@@ -30,6 +31,9 @@
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/profile.hpp"
+#include "hetstencil/progress.hpp"
 #include "hetstencil/reference.hpp"
 #include "hetstencil/report.hpp"
 #include "hetstencil/runtime.hpp"
+#include "hetstencil/statistics.hpp"
+#include "hetstencil/variant.hpp"

@@ -30,16 +30,12 @@ namespace hetstencil {
 
 /// How to build a Runtime. Thread safety: a value, safe to copy across threads.
 struct RuntimeOptions {
-  /// Bounds on cpu_devices and threads_per_device: beyond any machine's cores,
-  /// low enough that mapping the devices and starting their threads stays quick.
-  static constexpr int kMostCpuDevices = 4096;
-  static constexpr int kMostThreadsPerDevice = 4096;
-
   /// 0: one CPU device per socket (per NUMA node where a socket has several).
   /// n > 0: the machine's cores cut into n groups of consecutive cores, one device
   /// each (sharing cores when n exceeds them) — several devices on a small machine.
+  /// At most kMaxCpuDevices.
   int cpu_devices = 0;
-  /// Worker threads per CPU device; 0: one per core of the device.
+  /// Worker threads per CPU device (at most kMaxThreadsPerDevice); 0: one per core of the device.
   int threads_per_device = 0;
   /// Which devices to use: "" (all), names ("cpu0,gpu1"), or names to leave
   /// out, each with '-' ("-cpu0"); "cpu" and "gpu" name every device of a kind.
@@ -72,9 +68,6 @@ struct PlanOptions {
 /// describes (its selection applied), GPUs included wherever the topology has
 /// them, a described machine's too: what a machine offers, not what runs.
 std::vector<DeviceInfo> devices_of(const Topology& topology, const RuntimeOptions& options);
-
-/// "0-3,8,10-11" from sorted indices, as descriptions list cores.
-std::string index_list(const std::vector<int>& indices);
 
 /// Called from a thread of the runtime's own while a solve iterates. It may not
 /// start a solve on the same Runtime (that throws InvalidArgument: the solve

@@ -11,9 +11,9 @@ namespace hetstencil::cli {
 void add_machine_options(CLI::App* command, RuntimeOptions& o) {
   command->add_option("--cpu-devices", o.cpu_devices,
                       "CPU devices: 0 = one per socket (NUMA node); N = the cores cut into N groups")
-      ->transform(integer_in(0, RuntimeOptions::kMostCpuDevices))->capture_default_str();
+      ->transform(integer_in(0, kMaxCpuDevices))->capture_default_str();
   command->add_option("--threads", o.threads_per_device, "worker threads per CPU device (0 = one per core)")
-      ->transform(integer_in(0, RuntimeOptions::kMostThreadsPerDevice))->capture_default_str();
+      ->transform(integer_in(0, kMaxThreadsPerDevice))->capture_default_str();
   command->add_option("--devices", o.devices,
                       "devices to use, e.g. cpu0,gpu1 or gpu (every GPU), or to leave out, e.g. -cpu0 (default: all)")
       ->check(naming("devices, e.g. cpu0,gpu1, gpu or -cpu0"));

@@ -42,7 +42,7 @@ std::string with_long_words_cut(const std::string& message) {
   std::string out, word;
   for (std::size_t k = 0; k <= message.size(); ++k) {
     if (k == message.size() || message[k] == ' ') {
-      out += word.size() > kLongest ? hetstencil::cli::as_typed(word) : word;
+      out += word.size() > kLongest ? hetstencil::as_typed(word) : word;
       if (k < message.size()) out += ' ';
       word.clear();
     } else {
@@ -61,7 +61,7 @@ std::string parse_message(const CLI::ParseError& e, const CLI::App* at) {
     // Only options CLI11 checks alone get here (flags given a value): the others are checked first.
     const std::size_t equals = raw.find(" = ");
     const std::string name = raw.substr(unconverted.size(), equals - unconverted.size());
-    return name + " does not take the value " + hetstencil::cli::as_typed(raw.substr(equals + 3));
+    return name + " does not take the value " + hetstencil::as_typed(raw.substr(equals + 3));
   }
   const std::string what = with_long_words_cut(raw);
   const std::size_t colon = what.find(": ");
@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
     return false;
   };
   if (argc > 1 && argv[1][0] != '-' && !is_command(argv[1])) {
-    return usage_error("unknown command " + hetstencil::cli::as_typed(argv[1]) + "; the commands are " + kCommandList,
+    return usage_error("unknown command " + hetstencil::as_typed(argv[1]) + "; the commands are " + kCommandList,
                        "hetstencil");
   }
   try {

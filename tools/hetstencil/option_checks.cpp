@@ -10,16 +10,6 @@
 
 namespace hetstencil::cli {
 
-std::string as_typed(const std::string& text) {
-  constexpr std::size_t kShown = 24;
-  std::string shown = text.size() > kShown ? text.substr(0, kShown) : text;
-  for (char& c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  }
-  if (text.size() > kShown) return fmt::format("'{}...' ({} characters)", shown, text.size());
-  return "'" + shown + "'";
-}
-
 CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
   const std::string allowed = hi == std::numeric_limits<std::int64_t>::max()
                                   ? fmt::format("a whole number of at least {}", lo)

@@ -13,11 +13,9 @@
 
 #include <CLI/CLI.hpp>
 
-namespace hetstencil::cli {
+#include "hetstencil/error.hpp"
 
-/// What the user typed, quoted and cut to a readable length: a 309-digit
-/// number is shown by its first digits and its length, never whole.
-std::string as_typed(const std::string& text);
+namespace hetstencil::cli {
 
 /// A whole number from `lo` to `hi`.
 CLI::Validator integer_in(std::int64_t lo, std::int64_t hi = std::numeric_limits<std::int64_t>::max());

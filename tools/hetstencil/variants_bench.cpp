@@ -15,6 +15,7 @@
 #include "hetstencil/bench.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/npy.hpp"
+#include "hetstencil/statistics.hpp"
 #include "hetstencil/reference.hpp"
 #include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/plot.hpp"
