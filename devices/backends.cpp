@@ -1,4 +1,4 @@
-// The registry: one line per backend compiled into this build.
+// The registry of the backends compiled into this build.
 #include "devices/backend.hpp"
 
 #include "devices/sync.hpp"
@@ -6,17 +6,17 @@
 
 namespace hetstencil {
 
-const Backend& cpu_backend();  // devices/cpu/cpu_backend.cpp
-#ifdef HETSTENCIL_WITH_CUDA
-const Backend& cuda_backend();  // devices/cuda/cuda_backend.cu
-#endif
+// backend_list.inc, made by devices/CMakeLists.txt, holds HETSTENCIL_BACKEND(name)
+// for each backend folder of this build; each defines name_backend().
+#define HETSTENCIL_BACKEND(name) const Backend& name##_backend();
+#include "backend_list.inc"
+#undef HETSTENCIL_BACKEND
 
 const std::vector<const Backend*>& backends() {
   static const std::vector<const Backend*> all = {
-      &cpu_backend(),
-#ifdef HETSTENCIL_WITH_CUDA
-      &cuda_backend(),
-#endif
+#define HETSTENCIL_BACKEND(name) &name##_backend(),
+#include "backend_list.inc"
+#undef HETSTENCIL_BACKEND
   };
   return all;
 }

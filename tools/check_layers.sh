@@ -24,6 +24,9 @@ third_party="spdlog nlohmann hwloc numa cuda cub/ thrust/ CLI/ mpi nccl"
 # the rule of layers): an interface whose implementations live beside it; every
 # other sub-folder header is private to its sub-folder.
 layer_interfaces="devices/transport/transport.hpp devices/transport/halo_rows.hpp"
+# Files the build makes, included by their name alone: the list of backends
+# (devices/CMakeLists.txt).
+generated="backend_list.inc"
 # -------------------------------------------------------------------------------
 
 root=${1:-"$(dirname "$0")/.."}
@@ -56,7 +59,7 @@ fi
   grep -nH -E '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]' "${files[@]}" || true
 } | awk -v layers="$layers" -v front_ends="$front_ends" -v public_layers="$public_layers" \
   -v public_default="$public_default" -v third_party="$third_party" \
-  -v layer_interfaces="$layer_interfaces" -v nfiles="${#files[@]}" '
+  -v layer_interfaces="$layer_interfaces" -v generated="$generated" -v nfiles="${#files[@]}" '
 function dir_of(path) { return sub(/\/[^\/]*$/, "", path) ? path : "" }
 function top_of(path) { sub(/\/.*$/, "", path); return path }
 function public_name(path) { sub(/^.*\//, "", path); sub(/\.(hpp\.in|hpp|h)$/, "", path); return path }
@@ -97,6 +100,8 @@ BEGIN {
   n = split(layer_interfaces, name, " ")
   for (i = 1; i <= n; i++) interface[name[i]] = 1
   nthird = split(third_party, third, " ")
+  n = split(generated, name, " ")
+  for (i = 1; i <= n; i++) made_by_build[name[i]] = 1
   listing = 1
 }
 listing { if ($0 == "--") listing = 0; else known[$0] = 1; next }
@@ -110,6 +115,7 @@ listing { if ($0 == "--") listing = 0; else known[$0] = 1; next }
   target = text
   sub(/^[^<"]*[<"]/, "", target); sub(/[>"].*$/, "", target)
   shown = quoted ? "\"" target "\"" : "<" target ">"
+  if (quoted && (target in made_by_build)) next
 
   from_dir = dir_of(file)
   from_top = top_of(file)
