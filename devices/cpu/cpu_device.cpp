@@ -212,15 +212,7 @@ void CpuDevice::exchange(Endpoint& port, std::int64_t t) {
     staged_t_[next_slot_] = t;
     next_slot_ = 1 - next_slot_;
   }
-  for (Side side : {Side::Top, Side::Bottom}) {
-    if (port.has_neighbour(side)) port.send(side, t, depth);
-  }
-  port.post(t);
-  Completion fills[2];
-  for (Side side : {Side::Top, Side::Bottom}) {
-    if (port.has_neighbour(side)) fills[static_cast<int>(side)] = port.receive(side, t, depth);
-  }
-  for (Completion& fill : fills) fill.wait();
+  port.exchange(t, depth);
 }
 
 void CpuDevice::run(Endpoint& port) {

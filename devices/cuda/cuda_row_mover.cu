@@ -11,27 +11,28 @@ CudaRowMover::CudaRowMover(int gpu, const std::string& who)
       to_host_context_(who + ": copying its edge rows to the host"),
       from_host_context_(who + ": copying ghost rows from the host") {}
 
+namespace {
+
 // One row (a sync solve's) as a plain copy, several as one 2-D copy.
-void CudaRowMover::to_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) {
+void copy_rows(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes, cudaMemcpyKind kind,
+               cudaStream_t stream, const std::string& context) {
   if (rows == 1) {
-    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(to.data, from.data, row_bytes, cudaMemcpyDeviceToHost, stream_),
-                          to_host_context_);
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(to.data, from.data, row_bytes, kind, stream), context);
   } else {
     HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(to.data, to.pitch, from.data, from.pitch, row_bytes,
-                                            static_cast<std::size_t>(rows), cudaMemcpyDeviceToHost, stream_),
-                          to_host_context_);
+                                            static_cast<std::size_t>(rows), kind, stream),
+                          context);
   }
 }
 
+}  // namespace
+
+void CudaRowMover::to_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) {
+  copy_rows(to, from, rows, row_bytes, cudaMemcpyDeviceToHost, stream_, to_host_context_);
+}
+
 void CudaRowMover::from_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) {
-  if (rows == 1) {
-    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(to.data, from.data, row_bytes, cudaMemcpyHostToDevice, stream_),
-                          from_host_context_);
-  } else {
-    HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(to.data, to.pitch, from.data, from.pitch, row_bytes,
-                                            static_cast<std::size_t>(rows), cudaMemcpyHostToDevice, stream_),
-                          from_host_context_);
-  }
+  copy_rows(to, from, rows, row_bytes, cudaMemcpyHostToDevice, stream_, from_host_context_);
 }
 
 bool CudaRowMover::reaches(const RowMover& other) {

@@ -3,6 +3,18 @@
 
 namespace hetstencil {
 
+void Endpoint::exchange(std::int64_t t, std::int64_t rows) {
+  for (Side side : {Side::Top, Side::Bottom}) {
+    if (has_neighbour(side)) send(side, t, rows);
+  }
+  post(t);
+  Completion fills[2];
+  for (Side side : {Side::Top, Side::Bottom}) {
+    if (has_neighbour(side)) fills[static_cast<int>(side)] = receive(side, t, rows);
+  }
+  for (Completion& fill : fills) fill.wait();
+}
+
 // Every device of a solve lives in this process: its rows are reached through
 // their movers, whatever memory they are in.
 std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices, const std::vector<RowRange>& rows,

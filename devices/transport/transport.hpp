@@ -68,6 +68,9 @@ class Endpoint {
   /// the completion (the shared-memory transport waits here, spinning, then
   /// sleeping, and copies at once). Only for a side with a neighbour.
   virtual Completion receive(Side side, std::int64_t t, std::int64_t rows) = 0;
+  /// The whole protocol for a device that overlaps nothing with it: sends on
+  /// every side with a neighbour, posts t, then receives and waits.
+  void exchange(std::int64_t t, std::int64_t rows);
   /// Collective over all devices at iterate t: this device's squared-residual
   /// row sums (one per owned row, in order) and its largest |rho|. Returns the
   /// residual of the whole grid, the same bits for any split, and whether the

@@ -141,15 +141,7 @@ int exchange_rounds(Solve& s, int depth, int rounds) {
           for (std::int64_t c = 0; c < kCols; ++c) me.row(me.edge(side, t), i)[c] = mark(k, side, t, i, c);
         }
       }
-      for (Side side : {Side::Top, Side::Bottom}) {
-        if (port.has_neighbour(side)) port.send(side, t, depth);
-      }
-      port.post(t);
-      Completion fills[2];
-      for (Side side : {Side::Top, Side::Bottom}) {
-        if (port.has_neighbour(side)) fills[static_cast<int>(side)] = port.receive(side, t, depth);
-      }
-      for (Completion& f : fills) f.wait();
+      port.exchange(t, depth);
       for (Side side : {Side::Top, Side::Bottom}) {
         if (!port.has_neighbour(side)) continue;
         const std::size_t nb = side == Side::Top ? k - 1 : k + 1;
