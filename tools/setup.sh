@@ -5,7 +5,9 @@
 #   tools/setup.sh solve [solve options]   a solve on every device of this machine
 #   tools/setup.sh test                    every test: the default build (with CUDA
 #                                          when a CUDA compiler is found) and a
-#                                          CPU-only build (-DHETSTENCIL_CUDA=OFF)
+#                                          CPU-only build (-DHETSTENCIL_CUDA=OFF), then
+#                                          an application built against the CPU-only
+#                                          build three ways (tools/check_consumer.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -50,6 +52,7 @@ case "$mode" in
     ctest --test-dir build --output-on-failure -j "$jobs"
     build build-cpu -DHETSTENCIL_CUDA=OFF
     ctest --test-dir build-cpu --output-on-failure -j "$jobs"
+    tools/check_consumer.sh build-cpu
     ;;
   *)
     echo "usage: tools/setup.sh solve [solve options] | tools/setup.sh test" >&2

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "hetstencil/export.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
@@ -43,21 +44,21 @@ using SweepTimingCallback = std::function<void(const SweepTiming&)>;
 /// `repetitions`; with `beside_gpus`,
 /// again while every GPU of this machine sweeps, each GPU's host thread on the
 /// core it takes in a solve. `each` gets every timing as soon as it is measured.
-void bench_cpu_sweeps(const RuntimeOptions& machine, std::int64_t nx, std::int64_t ny,
+HETSTENCIL_API void bench_cpu_sweeps(const RuntimeOptions& machine, std::int64_t nx, std::int64_t ny,
                       const std::vector<Precision>& precisions, int repetitions, bool beside_gpus,
                       const SweepTimingCallback& each);
 
 /// Each GPU of this machine named by `devices` ("" or "all": every one), for each
 /// precision and each n of `sizes`: a sweep of n x n random values beside a
 /// device-to-device copy of the same bytes, medians of `repetitions`.
-void bench_gpu_sweeps(const std::string& devices, const std::vector<std::int64_t>& sizes,
+HETSTENCIL_API void bench_gpu_sweeps(const std::string& devices, const std::vector<std::int64_t>& sizes,
                       const std::vector<Precision>& precisions, int repetitions, const SweepTimingCallback& each);
 
 /// One problem's grid on one GPU, advanced by any variant (the original study's
 /// chapter V): the iterate stays on the GPU between calls, so that a benchmark
 /// can step a variant until it is as accurate as another run.
 /// Thread safety: one thread at a time.
-class VariantSolver {
+class HETSTENCIL_API VariantSolver {
  public:
   /// Copies the problem's initial iterate to GPU `gpu` of this machine; throws
   /// NotCompiled where this build has no GPU backend.

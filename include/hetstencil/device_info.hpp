@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "hetstencil/export.hpp"
+
 namespace hetstencil {
 
 /// Bounds on the CPU devices a machine is cut into and the worker threads of
@@ -29,9 +31,9 @@ struct DeviceInfo {
 };
 
 /// "0-3,8,10-11" from sorted indices, as descriptions list cores.
-std::string index_list(const std::vector<int>& indices);
+HETSTENCIL_API std::string index_list(const std::vector<int>& indices);
 
 /// The devices as a JSON array.
-std::string to_json(const std::vector<DeviceInfo>& devices, int indent = 2);
+HETSTENCIL_API std::string to_json(const std::vector<DeviceInfo>& devices, int indent = 2);
 
 }  // namespace hetstencil

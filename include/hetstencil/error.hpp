@@ -5,11 +5,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "hetstencil/export.hpp"
+
 namespace hetstencil {
 
 /// Base of every hetstencil exception. what() is the user-facing message; file()
 /// and line() say where it was raised.
-class Error : public std::runtime_error {
+class HETSTENCIL_API Error : public std::runtime_error {
  public:
   Error(const std::string& message, const char* file, int line)
       : std::runtime_error(message), file_(file), line_(line) {}
@@ -22,32 +24,32 @@ class Error : public std::runtime_error {
 };
 
 /// A problem, option or file the caller gave is not usable.
-class InvalidArgument : public Error {
+class HETSTENCIL_API InvalidArgument : public Error {
  public:
   using Error::Error;
 };
 
 /// A system call failed; the message names the call, what it was doing and errno's text.
-class SystemError : public Error {
+class HETSTENCIL_API SystemError : public Error {
  public:
   using Error::Error;
 };
 
 /// The feature needs a part of hetstencil this build does not contain (e.g. CUDA).
-class NotCompiled : public Error {
+class HETSTENCIL_API NotCompiled : public Error {
  public:
   using Error::Error;
 };
 
 /// Work stopped because another device of the same solve failed first.
-class Aborted : public Error {
+class HETSTENCIL_API Aborted : public Error {
  public:
   using Error::Error;
 };
 
 /// Text a user gave, as messages quote it: in single quotes, cut to 24
 /// characters (saying how many there were), control characters shown as '?'.
-std::string as_typed(const std::string& text);
+HETSTENCIL_API std::string as_typed(const std::string& text);
 
 }  // namespace hetstencil
 

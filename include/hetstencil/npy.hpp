@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "hetstencil/export.hpp"
 #include "hetstencil/grid.hpp"
 
 namespace hetstencil {
@@ -10,10 +11,10 @@ namespace hetstencil {
 /// Writes the whole grid, boundary included, shape (ny+2, nx+2). The file appears
 /// complete or not at all: it is written beside the target and renamed into place.
 template <class T>
-void write_npy(const std::string& path, const Grid<T>& grid);
+HETSTENCIL_API void write_npy(const std::string& path, const Grid<T>& grid);
 
 /// Throws InvalidArgument if a file cannot be created at path (checked before a
 /// long solve so that it does not fail at the end). Leaves nothing behind.
-void check_writable(const std::string& path);
+HETSTENCIL_API void check_writable(const std::string& path);
 
 }  // namespace hetstencil

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "hetstencil/export.hpp"
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/variant.hpp"
@@ -77,21 +78,21 @@ struct Plan {
 
 /// "cpu0 sized for sweeps 20% slower than its curve" for each device so
 /// sized, joined by "; " ("" for none).
-std::string caution_of(const Prediction& prediction);
+HETSTENCIL_API std::string caution_of(const Prediction& prediction);
 
 /// `ny` rows cut into `devices` equal shares in order, differing by at most
 /// one row (the larger last); a share is 0 where there are more devices than rows.
-std::vector<std::int64_t> even_rows(std::int64_t ny, std::size_t devices);
+HETSTENCIL_API std::vector<std::int64_t> even_rows(std::int64_t ny, std::size_t devices);
 
 /// Rows for devices in order from shares (any non-negative numbers, scaled to
 /// add up to 1): largest remainders, so they add up to ny; a device with a
 /// positive share gets a row at least. Throws InvalidArgument on bad shares.
-std::vector<std::int64_t> rows_of_shares(const std::vector<double>& shares, std::int64_t ny);
+HETSTENCIL_API std::vector<std::int64_t> rows_of_shares(const std::vector<double>& shares, std::int64_t ny);
 
 /// The plan giving rows[k] to the device named names[k] (skipping zero rows),
 /// in this order; names are looked up among `devices` (a Runtime's). Throws
 /// InvalidArgument for a name not among them.
-Plan plan_of(const std::vector<std::string>& names, const std::vector<std::int64_t>& rows,
+HETSTENCIL_API Plan plan_of(const std::vector<std::string>& names, const std::vector<std::int64_t>& rows,
              const std::vector<DeviceInfo>& devices);
 
 /// A plan saved by to_json(plan, problem) (`hetstencil plan --json`): its
@@ -108,12 +109,12 @@ struct SavedPlan {
 };
 
 /// Throws InvalidArgument naming the file and what is wrong with it.
-SavedPlan read_saved_plan(const std::string& path);
+HETSTENCIL_API SavedPlan read_saved_plan(const std::string& path);
 
 /// The plan with its prediction (needed: it names the devices) as one JSON
 /// object that read_saved_plan reads: the problem's grid, precision and stop
 /// rule, the variant, the devices with their rows and predicted times, the
 /// devices left out, and the run's predicted totals.
-std::string to_json(const Plan& plan, const Problem& problem, int indent = 2);
+HETSTENCIL_API std::string to_json(const Plan& plan, const Problem& problem, int indent = 2);
 
 }  // namespace hetstencil

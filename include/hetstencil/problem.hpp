@@ -13,18 +13,20 @@
 #include <string>
 #include <vector>
 
+#include "hetstencil/export.hpp"
+
 namespace hetstencil {
 
 enum class Precision { Float, Double };
 
 /// "float" or "double".
-std::string to_string(Precision precision);
+HETSTENCIL_API std::string to_string(Precision precision);
 /// Parses "float"/"single"/"f32" or "double"/"f64"; throws InvalidArgument otherwise.
-Precision parse_precision(const std::string& text);
+HETSTENCIL_API Precision parse_precision(const std::string& text);
 /// Bytes of one grid value.
-std::size_t value_bytes(Precision precision);
+HETSTENCIL_API std::size_t value_bytes(Precision precision);
 /// Bytes of one grid row of `nx` interior points, its two boundary values included.
-std::size_t row_bytes(std::int64_t nx, Precision precision);
+HETSTENCIL_API std::size_t row_bytes(std::int64_t nx, Precision precision);
 
 /// The most interior points a grid side may have, and the most bytes a grid
 /// (boundary ring included) may take: beyond any machine, and small enough that
@@ -34,15 +36,15 @@ constexpr std::uint64_t kMaxGridBytes = std::uint64_t(1) << 46;
 /// Bytes of an (ny+2) x (nx+2) grid. Throws InvalidArgument, naming the sizes
 /// and the bounds, when a side is outside 1..kMaxGridSide or the grid exceeds
 /// kMaxGridBytes.
-std::uint64_t grid_bytes(std::int64_t nx, std::int64_t ny, Precision precision);
+HETSTENCIL_API std::uint64_t grid_bytes(std::int64_t nx, std::int64_t ny, Precision precision);
 /// "1234 bytes (1.2 KiB)": a byte count for a message.
-std::string bytes_text(std::uint64_t bytes);
+HETSTENCIL_API std::string bytes_text(std::uint64_t bytes);
 
 /// A function of the physical coordinates (x, y), x along a row, y down the rows.
 using Field = std::function<double(double x, double y)>;
 
 /// The right-hand side f.
-struct Source {
+struct HETSTENCIL_API Source {
   enum class Kind { Spike, Function, Grid };
   Kind kind = Kind::Spike;
   Field function;              ///< Kind::Function: evaluated once per interior point.
@@ -57,7 +59,7 @@ struct Source {
 };
 
 /// Dirichlet values on the grid's outer ring: a constant or a function.
-struct Boundary {
+struct HETSTENCIL_API Boundary {
   double value = 0.0;
   Field function;  ///< when set, used instead of value
 
@@ -87,7 +89,7 @@ struct StopRule {
   }
 };
 
-struct Problem {
+struct HETSTENCIL_API Problem {
   std::int64_t nx = 0;  ///< interior points along a row (x)
   std::int64_t ny = 0;  ///< interior rows (y)
   Precision precision = Precision::Double;

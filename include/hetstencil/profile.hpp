@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "hetstencil/export.hpp"
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
@@ -28,7 +29,7 @@ namespace hetstencil {
 /// A profile as saved: every device's rate curves, loops and set-up, every
 /// link's transfer curve, and the fingerprint of the machine they were
 /// measured on. Thread safety: a value, safe to copy across threads.
-class MachineProfile {
+class HETSTENCIL_API MachineProfile {
  public:
   MachineProfile();
   ~MachineProfile();
@@ -61,7 +62,7 @@ class MachineProfile {
 
 /// Where the profile of the machine `topology` describes is kept when no path
 /// is given: $XDG_CACHE_HOME/hetstencil/<host>.json, else ~/.cache/hetstencil/<host>.json.
-std::string default_profile_path(const Topology& topology);
+HETSTENCIL_API std::string default_profile_path(const Topology& topology);
 
 struct CalibrateOptions {
   std::vector<Precision> precisions{Precision::Double};
@@ -82,11 +83,11 @@ struct Calibrated {
 /// Measures every device of this machine as `machine` maps them (rate curves,
 /// loops, set-up and links) and saves them into the profile. Throws
 /// InvalidArgument for a described machine: calibration measures this one.
-Calibrated calibrate_machine(const RuntimeOptions& machine, const CalibrateOptions& options);
+HETSTENCIL_API Calibrated calibrate_machine(const RuntimeOptions& machine, const CalibrateOptions& options);
 
 /// The machine a profile describes: plans and predictions from its figures,
 /// for this machine or for one we do not have (8 GPUs, 4 sockets).
-class ProfileModel {
+class HETSTENCIL_API ProfileModel {
  public:
   /// Plan: the profile's devices (whatever cut of the cores they were measured
   /// in), chosen by RuntimeOptions::devices. Predict: on the machine the

@@ -9,6 +9,7 @@
 
 #include <optional>
 
+#include "hetstencil/export.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
 #include "hetstencil/plan.hpp"
@@ -55,11 +56,11 @@ struct Report {
 };
 
 /// Seconds an iteration took: the solve's time over its iterations, checks included.
-double iteration_s(const Report& report);
+HETSTENCIL_API double iteration_s(const Report& report);
 /// What the prediction says of it, when there is one.
-std::optional<double> predicted_iteration_s(const Report& report);
+HETSTENCIL_API std::optional<double> predicted_iteration_s(const Report& report);
 /// (predicted - measured) / measured in percent (0 when nothing was measured).
-double error_percent(double predicted, double measured);
+HETSTENCIL_API double error_percent(double predicted, double measured);
 
 /// The table `hetstencil solve` prints: per device its rows and share, and per
 /// iteration its compute, exposed exchange and whole iteration, predicted
@@ -67,14 +68,14 @@ double error_percent(double predicted, double measured);
 /// the error; then the run's iteration and total (set-up + iterations +
 /// tear-down), the grid, the phases, the residual, where the split came from
 /// and the devices left out, with the reason.
-std::string format_report(const Report& report);
+HETSTENCIL_API std::string format_report(const Report& report);
 
 /// The report as one JSON object, with the figures format_report prints: per
 /// device its share, and predicted_ms beside measured_ms (an iteration; also
 /// its compute and exposed exchange; null predictions without one); the run's
 /// predicted_s beside measured_s, predicted_iteration_ms beside
 /// measured_iteration_ms; "split" and "left_out".
-std::string to_json(const Report& report, int indent = 2);
+HETSTENCIL_API std::string to_json(const Report& report, int indent = 2);
 
 /// The solution in the problem's precision.
 using Solution = std::variant<Grid<float>, Grid<double>>;

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "hetstencil/export.hpp"
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
@@ -67,7 +68,7 @@ struct PlanOptions {
 /// The devices a Runtime of `options` makes of the machine `topology`
 /// describes (its selection applied), GPUs included wherever the topology has
 /// them, a described machine's too: what a machine offers, not what runs.
-std::vector<DeviceInfo> devices_of(const Topology& topology, const RuntimeOptions& options);
+HETSTENCIL_API std::vector<DeviceInfo> devices_of(const Topology& topology, const RuntimeOptions& options);
 
 /// Called from a thread of the runtime's own while a solve iterates. It may not
 /// start a solve on the same Runtime (that throws InvalidArgument: the solve
@@ -82,7 +83,7 @@ using ProgressCallback = std::function<void(const Progress&)>;
 /// devices(), topology() and even_plan() are safe from any thread at any time;
 /// plan(), predict() and learn() take turns with each other.
 /// Moving, assigning or destroying a Runtime while another thread uses it is not.
-class Runtime {
+class HETSTENCIL_API Runtime {
  public:
   explicit Runtime(RuntimeOptions options = {});
   ~Runtime();

@@ -3,10 +3,12 @@
 
 #include <vector>
 
+#include "hetstencil/export.hpp"
+
 namespace hetstencil {
 
 /// The median of samples (the mean of the middle two for an even count);
 /// throws InvalidArgument for none.
-double median(std::vector<double> values);
+HETSTENCIL_API double median(std::vector<double> values);
 
 }  // namespace hetstencil

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "hetstencil/export.hpp"
+
 namespace hetstencil {
 
 // Thread safety: every type here is a value, safe to copy across threads and to
@@ -64,7 +66,7 @@ struct TopologySource {
   bool is_this_machine() const { return xml_file.empty() && synthetic.empty(); }
 };
 
-struct Topology {
+struct HETSTENCIL_API Topology {
   std::vector<PackageInfo> packages;
   std::vector<NumaNodeInfo> numa_nodes;
   std::vector<CoreInfo> cores;
@@ -79,9 +81,9 @@ struct Topology {
 /// Loads the topology; throws InvalidArgument for a missing, unreadable or
 /// malformed file or description. On this machine, GPUs come from the CUDA
 /// runtime; from a file, from its CUDA/NVML OS devices.
-Topology load_topology(const TopologySource& source = {});
+HETSTENCIL_API Topology load_topology(const TopologySource& source = {});
 
 /// The topology as one JSON object (sockets with numa_nodes and cores, gpus, links).
-std::string to_json(const Topology& topology, int indent = 2);
+HETSTENCIL_API std::string to_json(const Topology& topology, int indent = 2);
 
 }  // namespace hetstencil

@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <string>
 
+#include "hetstencil/export.hpp"
+
 namespace hetstencil {
 
 /// How a GPU sweeps (the original study's chapter V). sync: one sweep per
@@ -15,9 +17,9 @@ namespace hetstencil {
 /// converge, but their bits are not defined.
 enum class Variant { Sync, Async2, Async3, Blocked };
 
-std::string to_string(Variant v);
+HETSTENCIL_API std::string to_string(Variant v);
 /// "sync", "async2", "async3" or "blocked"; throws InvalidArgument otherwise.
-Variant parse_variant(const std::string& text);
+HETSTENCIL_API Variant parse_variant(const std::string& text);
 /// Whether the variant gives the reference's bits (sync, blocked).
 inline bool deterministic(Variant v) { return v == Variant::Sync || v == Variant::Blocked; }
 

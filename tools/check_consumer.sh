@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# An application's view of hetstencil: examples/consumer built three ways and
+# run, each a solve on two CPU devices checked bit for bit against the reference:
+#   1. find_package(hetstencil) against an install into a temporary prefix, made
+#      from BUILD (already built: nothing is compiled again) and built while
+#      BUILD is out of sight, so nothing may point back into it;
+#   2. add_subdirectory of this source tree (hetstencil as a subproject: the
+#      library alone, no GoogleTest, no CLI11);
+#   3. pkg-config: main.cpp compiled with `pkg-config --cflags --libs hetstencil`
+#      (--static too when the install has a static library only).
+# The consumer compiles with -Wall -Wextra -Wpedantic -Werror. A shared BUILD
+# is checked for exported symbols beyond hetstencil's own.
+#
+#   tools/check_consumer.sh [BUILD]     (default: build-cpu)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$PWD
+build=$(cd "${1:-build-cpu}" && pwd)
+jobs=$(nproc)
+work=$(mktemp -d)
+hidden="$build.hidden-by-check_consumer"
+cleanup() {
+  if [ -d "$hidden" ]; then mv "$hidden" "$build"; fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+say() { echo "check_consumer: $*"; }
+quiet() {  # quiet LOG COMMAND...: the command's output only when it fails
+  local log=$1
+  shift
+  "$@" >"$log" 2>&1 || { cat "$log"; say "FAILED: $*"; exit 1; }
+}
+cuda=$(sed -n 's/^HETSTENCIL_CUDA:BOOL=//p' "$build/CMakeCache.txt")
+
+prefix=$work/prefix
+quiet "$work/install.log" cmake --install "$build" --prefix "$prefix"
+shared=$(find "$prefix" -name 'libhetstencil.so*' -print -quit)
+if [ -n "$shared" ]; then
+  # A defined dynamic symbol outside namespace hetstencil (and outside the
+  # standard library's templates the API's types instantiate) would clash
+  # with an application's own spdlog, fmt or nlohmann-json.
+  leaked=$(nm -D --defined-only -C "$shared" | awk '{ $1 = $2 = ""; sub(/^ +/, ""); print }' |
+           grep -v -E '^(hetstencil::|typeinfo (name )?for hetstencil::|vtable for hetstencil::|std::|void std::|_init$|_fini$)' |
+           grep -v -E '^(__bss_start|_edata|_end)$' || true)
+  if [ -n "$leaked" ]; then
+    say "symbols exported beyond hetstencil's API:"
+    echo "$leaked" | head -20
+    exit 1
+  fi
+  say "shared library exports hetstencil's API only"
+fi
+
+say "1/3 find_package against an install ($prefix), the build tree out of sight"
+mv "$build" "$hidden"
+quiet "$work/find.log" cmake -S examples/consumer -B "$work/find" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+quiet "$work/find.log" cmake --build "$work/find" -j "$jobs"
+"$work/find/consumer"
+
+say "2/3 add_subdirectory of the source tree"
+quiet "$work/sub.log" cmake -S examples/consumer -B "$work/sub" -DHETSTENCIL_SOURCE_DIR="$src" \
+  -DHETSTENCIL_CUDA="${cuda:-OFF}" -DCMAKE_BUILD_TYPE=Release
+quiet "$work/sub.log" cmake --build "$work/sub" -j "$jobs"
+"$work/sub/consumer"
+
+say "3/3 pkg-config"
+pc=$(dirname "$(find "$prefix" -name hetstencil.pc -print -quit)")
+static=()
+[ -z "$shared" ] && static=(--static)
+flags=$(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs "${static[@]}" hetstencil)
+quiet "$work/pc.log" c++ -std=c++17 -O2 -Wall -Wextra -Wpedantic -Werror examples/consumer/main.cpp $flags -o "$work/pc-consumer"
+LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$pc pkg-config --variable=libdir hetstencil) "$work/pc-consumer"
+say "all three consumers agree with the reference"
