@@ -40,9 +40,10 @@ if [ -n "$shared" ]; then
   # A defined dynamic symbol outside namespace hetstencil (and outside the
   # standard library's templates the API's types instantiate) would clash
   # with an application's own spdlog, fmt or nlohmann-json.
-  leaked=$(nm -D --defined-only -C "$shared" | awk '{ $1 = $2 = ""; sub(/^ +/, ""); print }' |
-           grep -v -E '^(hetstencil::|typeinfo (name )?for hetstencil::|vtable for hetstencil::|std::|void std::|_init$|_fini$)' |
-           grep -v -E '^(__bss_start|_edata|_end)$' || true)
+  symbols=$(nm -D --defined-only -C "$shared" | awk '{ $1 = $2 = ""; sub(/^ +/, ""); print }')
+  leaked=$( (grep -E 'spdlog|fmt::|nlohmann|hwloc|numa_' <<<"$symbols"
+             grep -v -E '^((typeinfo (name )?for |vtable for )?(void )?(hetstencil|std)::|_init$|_fini$)' <<<"$symbols") |
+           sort -u || true)
   if [ -n "$leaked" ]; then
     say "symbols exported beyond hetstencil's API:"
     echo "$leaked" | head -20
