@@ -1,5 +1,6 @@
-// Exceptions thrown by hetstencil. Each carries the source location that raised it,
-// so a message from deep inside a device thread can still be traced.
+/// \file
+/// Exceptions thrown by hetstencil. Each carries the source location that raised it,
+/// so a message from deep inside a device thread can still be traced.
 #pragma once
 
 #include <stdexcept>
@@ -11,9 +12,12 @@ namespace hetstencil {
 /// and line() say where it was raised.
 class Error : public std::runtime_error {
  public:
+  /// `message` for users; `file` and `line` where it was raised (HETSTENCIL_THROW fills them in).
   Error(const std::string& message, const char* file, int line)
       : std::runtime_error(message), file_(file), line_(line) {}
+  /// The source file that raised it.
   const char* file() const noexcept { return file_; }
+  /// The line of file() that raised it.
   int line() const noexcept { return line_; }
 
  private:
@@ -24,24 +28,28 @@ class Error : public std::runtime_error {
 /// A problem, option or file the caller gave is not usable.
 class InvalidArgument : public Error {
  public:
+  /// As Error's.
   using Error::Error;
 };
 
 /// A system call failed; the message names the call, what it was doing and errno's text.
 class SystemError : public Error {
  public:
+  /// As Error's.
   using Error::Error;
 };
 
 /// The feature needs a part of hetstencil this build does not contain (e.g. CUDA).
 class NotCompiled : public Error {
  public:
+  /// As Error's.
   using Error::Error;
 };
 
 /// Work stopped because another device of the same solve failed first.
 class Aborted : public Error {
  public:
+  /// As Error's.
   using Error::Error;
 };
 
@@ -51,4 +59,5 @@ std::string as_typed(const std::string& text);
 
 }  // namespace hetstencil
 
+/// Throws `Type` (an Error) with `message` and the place it is raised.
 #define HETSTENCIL_THROW(Type, message) throw Type((message), __FILE__, __LINE__)
