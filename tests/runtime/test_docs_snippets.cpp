@@ -175,7 +175,7 @@ hetstencil::Calibrated calibrate(const std::string& profile_path) {
   hetstencil::CalibrateOptions c;
   c.nx = 64;                  // the row width the curves are for
   c.precisions = {hetstencil::Precision::Float};
-  c.budget_s = 1.0;
+  c.budget_s = 2.0;
   c.profile = profile_path;   // "": this machine's profile
   const hetstencil::Calibrated cal = hetstencil::calibrate_machine(machine, c);
   std::printf("calibrated in %.1f s into %s\n", cal.seconds, cal.path.c_str());
@@ -254,10 +254,14 @@ TEST(DocsSnippets, ProfilesAreMadePrintedAndPlannedFrom) {
   const Scratch scratch;
   const hetstencil::Calibrated cal = calibrate(scratch.file("profile.json"));
   EXPECT_EQ(cal.path, scratch.file("profile.json"));
-  EXPECT_TRUE(hetstencil::MachineProfile::load(cal.path));
+  EXPECT_TRUE(cal.skipped.empty()) << cal.skipped.front();
+  const std::optional<hetstencil::MachineProfile> saved = hetstencil::MachineProfile::load(cal.path);
+  ASSERT_TRUE(saved);
+  EXPECT_NE(saved->to_text().find("float/64"), std::string::npos) << saved->to_text();
 
   hetstencil::Problem problem = make_problem();
   problem.nx = problem.ny = 16384;
+  problem.precision = hetstencil::Precision::Double;  // the fixture's curves
   const hetstencil::Plan plan = plan_elsewhere(kEightGpus, problem);
   EXPECT_EQ(plan.parts.size(), 8u);
 }
