@@ -1,9 +1,12 @@
-// Benchmarks of the devices, measured side by side in one run (what
-// `hetstencil bench` prints): a sweep beside a plain copy of the same bytes, and
-// the GPU variants stepped to another run's accuracy.
-//
-//   hetstencil::bench_cpu_sweeps({}, 4096, 4096, {hetstencil::Precision::Float}, 20, false,
-//                                [](const hetstencil::SweepTiming& t) { /* print t */ });
+/// \file
+/// Benchmarks of the devices, measured side by side in one run (what
+/// `hetstencil bench` prints): a sweep beside a plain copy of the same bytes, and
+/// the GPU variants stepped to another run's accuracy.
+///
+/// ```cpp
+/// hetstencil::bench_cpu_sweeps({}, 4096, 4096, {hetstencil::Precision::Float}, 20, false,
+///                              [](const hetstencil::SweepTiming& t) { /* print t */ });
+/// ```
 #pragma once
 
 #include <cstdint>
@@ -25,9 +28,9 @@ namespace hetstencil {
 struct SweepTiming {
   std::string device;  ///< its name: "cpu0", "gpu1"
   int threads = 0;     ///< its worker threads (CPU) or host threads (GPU)
-  Precision precision = Precision::Float;
-  std::int64_t nx = 0;
-  std::int64_t ny = 0;
+  Precision precision = Precision::Float;  ///< of the values swept
+  std::int64_t nx = 0;                     ///< interior points of a row swept
+  std::int64_t ny = 0;                     ///< rows swept
   bool skipped = false;           ///< not enough memory on the device
   bool streaming_stores = false;  ///< the sweep's stores bypass the cache
   double sweep_s = 0.0;           ///< one sweep, median
@@ -37,6 +40,7 @@ struct SweepTiming {
   std::int64_t load_sweeps = 0;   ///< sweeps the GPUs made meanwhile
 };
 
+/// Called with each timing as soon as it is measured, on the caller's thread.
 using SweepTimingCallback = std::function<void(const SweepTiming&)>;
 
 /// Each CPU device of `machine`, in each precision: a sweep of its ny x nx slab
@@ -63,9 +67,12 @@ class HETSTENCIL_API VariantSolver {
   /// Copies the problem's initial iterate to GPU `gpu` of this machine; throws
   /// NotCompiled where this build has no GPU backend.
   VariantSolver(int gpu, const Problem& problem);
+  /// Frees the GPU's memory.
   ~VariantSolver();
-  VariantSolver(VariantSolver&&) noexcept;
-  VariantSolver& operator=(VariantSolver&&) noexcept;
+  /// Takes over the GPU's grid.
+  VariantSolver(VariantSolver&& other) noexcept;
+  /// Takes over the GPU's grid.
+  VariantSolver& operator=(VariantSolver&& other) noexcept;
 
   /// Back to the initial iterate.
   void reset();

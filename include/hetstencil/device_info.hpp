@@ -1,4 +1,5 @@
-// What the runtime knows about one device it can run on.
+/// \file
+/// What the runtime knows about one device it can run on.
 #pragma once
 
 #include <string>
@@ -12,14 +13,16 @@ namespace hetstencil {
 /// each: beyond any machine's cores, low enough that mapping the devices and
 /// starting their threads stays quick.
 constexpr int kMaxCpuDevices = 4096;
+/// The most worker threads of a CPU device (RuntimeOptions::threads_per_device).
 constexpr int kMaxThreadsPerDevice = 4096;
 
+/// A CPU device (a socket, a NUMA node or a group of cores) or a GPU.
 enum class DeviceKind { Cpu, Gpu };
 
 /// Thread safety: a value, safe to copy across threads.
 struct DeviceInfo {
   std::string name;  ///< "cpu0", "cpu1", "gpu0", ...
-  DeviceKind kind = DeviceKind::Cpu;
+  DeviceKind kind = DeviceKind::Cpu;  ///< CPU or GPU
   int numa_node = -1;       ///< memory node of its slab (-1: unknown / no NUMA)
   std::vector<int> cores;   ///< OS indices of the cores its threads are bound to
   int threads = 0;          ///< worker threads (CPU) or host threads (GPU)

@@ -1,4 +1,5 @@
-// NumPy .npy files (format 1.0), readable with numpy.load.
+/// \file
+/// NumPy .npy files (format 1.0), readable with numpy.load.
 #pragma once
 
 #include <string>

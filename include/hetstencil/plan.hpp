@@ -1,5 +1,6 @@
-// A plan: which device owns which interior rows, what the model predicts for
-// it, and which devices it leaves out and why.
+/// \file
+/// A plan: which device owns which interior rows, what the model predicts for
+/// it, and which devices it leaves out and why.
 #pragma once
 
 #include <cstddef>
@@ -20,15 +21,15 @@ namespace hetstencil {
 /// boundary) given to device `device` (an index into Runtime::devices(), or
 /// into ProfileModel::devices() for a plan made from a profile).
 struct Assignment {
-  std::size_t device = 0;
-  std::int64_t first_row = 1;
-  std::int64_t rows = 0;
+  std::size_t device = 0;     ///< index into the devices planned for
+  std::int64_t first_row = 1;  ///< its first interior row (1-based)
+  std::int64_t rows = 0;       ///< how many rows it owns
 };
 
 /// What the model predicts for one part of a plan (seconds).
 struct DevicePrediction {
-  std::string name;
-  std::int64_t rows = 0;
+  std::string name;       ///< the device's name ("cpu0", "gpu1")
+  std::int64_t rows = 0;  ///< rows it owns
   double compute_s = 0.0;    ///< one sweep of its rows
   double exchange_s = 0.0;   ///< its ghost rows' trips from the neighbours (and its edges' to host neighbours)
   double exposed_s = 0.0;    ///< the part of the exchange not hidden behind its interior sweep
@@ -42,30 +43,41 @@ struct DevicePrediction {
 /// What the model predicts for a whole run (seconds).
 struct Prediction {
   std::vector<DevicePrediction> devices;  ///< in row order: a plan's parts[k] is devices[k]
-  std::int64_t iterations = 0;
+  std::int64_t iterations = 0;  ///< iterations predicted for
   std::int64_t checks = 0;   ///< residual checks (every device takes part in each)
   double iteration_s = 0.0;  ///< the slowest device's: neighbours wait for each other
   double check_s = 0.0;      ///< the slowest device's check
   double setup_s = 0.0;      ///< devices are set up in parallel: the slowest
-  double teardown_s = 0.0;
+  double teardown_s = 0.0;   ///< devices are torn down in parallel: the slowest
   double total_s = 0.0;      ///< set-up + iterations x iteration + checks x check + tear-down
   std::vector<std::string> notes;  ///< what the model could not find and assumed
 };
 
 /// A device a plan does not use, and why (in words, with the predicted times).
 struct LeftOut {
-  std::string name;
-  std::string reason;
+  std::string name;    ///< the device's name
+  std::string reason;  ///< why, in words: what it would cost or save
 };
 
 /// Assignments in row order; together they cover rows 1..ny exactly once.
 /// Neighbouring assignments exchange ghost rows every iteration (every K with blocked).
+/// Thread safety: a value, safe to copy across threads.
+///
+/// ```cpp
+/// const hetstencil::Plan plan = runtime.plan(problem);
+/// for (const auto& part : plan.parts)
+///   std::printf("%s: rows %lld..%lld\n", runtime.devices()[part.device].name.c_str(),
+///               (long long)part.first_row, (long long)(part.first_row + part.rows - 1));
+/// if (plan.prediction) std::printf("predicted %.3f s\n", plan.prediction->total_s);
+/// for (const auto& l : plan.left_out) std::printf("%s left out: %s\n", l.name.c_str(), l.reason.c_str());
+/// ```
 struct Plan {
+  /// A plan of these parts (in row order), GPUs sweeping by `variant_in`; no prediction.
   Plan(std::vector<Assignment> parts_in = {}, VariantChoice variant_in = {})
       : parts(std::move(parts_in)), variant(variant_in) {}
 
-  std::vector<Assignment> parts;
-  VariantChoice variant;
+  std::vector<Assignment> parts;  ///< in row order
+  VariantChoice variant;          ///< how GPUs sweep
   /// The model's figures for these parts and this variant, where a profile has them.
   std::optional<Prediction> prediction;
   /// The devices it could have used but does not, each with the reason.
@@ -99,13 +111,13 @@ HETSTENCIL_API Plan plan_of(const std::vector<std::string>& names, const std::ve
 /// grid, how GPUs sweep, when it stops, and its rows by device (a device with 0
 /// rows is left out).
 struct SavedPlan {
-  std::int64_t nx = 0;
-  std::int64_t ny = 0;
-  Precision precision = Precision::Double;
-  VariantChoice variant;
-  StopRule stop;
-  std::vector<std::string> names;
-  std::vector<std::int64_t> rows;
+  std::int64_t nx = 0;                      ///< the grid's interior points along a row
+  std::int64_t ny = 0;                      ///< the grid's interior rows
+  Precision precision = Precision::Double;  ///< of the grid's values
+  VariantChoice variant;                    ///< how GPUs sweep
+  StopRule stop;                            ///< when the solve stops
+  std::vector<std::string> names;           ///< the devices, in row order
+  std::vector<std::int64_t> rows;           ///< rows[k]: rows of names[k]
 };
 
 /// Throws InvalidArgument naming the file and what is wrong with it.

@@ -1,10 +1,11 @@
-// The problem hetstencil solves: -(u_xx + u_yy) = f with Dirichlet boundary values,
-// discretized on an (ny+2) x (nx+2) grid with step h and iterated with Jacobi:
-//
-//   u'[i][j] = 0.25 * (u[i-1][j] + u[i+1][j] + u[i][j-1] + u[i][j+1] + h*h*f[i][j])
-//
-// evaluated left to right in the problem's precision, without fused multiply-adds,
-// on every device, so that any split gives the bits of the sequential reference.
+/// \file
+/// The problem hetstencil solves: -(u_xx + u_yy) = f with Dirichlet boundary values,
+/// discretized on an (ny+2) x (nx+2) grid with step h and iterated with Jacobi:
+///
+///   u'[i][j] = 0.25 * (u[i-1][j] + u[i+1][j] + u[i][j-1] + u[i][j+1] + h*h*f[i][j])
+///
+/// evaluated left to right in the problem's precision, without fused multiply-adds,
+/// on every device, so that any split gives the bits of the sequential reference.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 
 namespace hetstencil {
 
+/// The type of the grid's values: float or double.
 enum class Precision { Float, Double };
 
 /// "float" or "double".
@@ -32,6 +34,7 @@ HETSTENCIL_API std::size_t row_bytes(std::int64_t nx, Precision precision);
 /// (boundary ring included) may take: beyond any machine, and small enough that
 /// no count of values or bytes of a grid or its slabs overflows 64 bits.
 constexpr std::int64_t kMaxGridSide = std::int64_t(1) << 30;
+/// The most bytes of a grid, boundary ring included.
 constexpr std::uint64_t kMaxGridBytes = std::uint64_t(1) << 46;
 /// Bytes of an (ny+2) x (nx+2) grid. Throws InvalidArgument, naming the sizes
 /// and the bounds, when a side is outside 1..kMaxGridSide or the grid exceeds
@@ -45,8 +48,13 @@ using Field = std::function<double(double x, double y)>;
 
 /// The right-hand side f.
 struct HETSTENCIL_API Source {
-  enum class Kind { Spike, Function, Grid };
-  Kind kind = Kind::Spike;
+  /// Where the values come from.
+  enum class Kind {
+    Spike,     ///< the unit point load of spike()
+    Function,  ///< `function` of (x, y)
+    Grid       ///< `values`
+  };
+  Kind kind = Kind::Spike;  ///< which of the members below holds f
   Field function;              ///< Kind::Function: evaluated once per interior point.
   std::vector<double> values;  ///< Kind::Grid: ny x nx interior values, row-major.
 
@@ -54,17 +62,22 @@ struct HETSTENCIL_API Source {
   /// domain, h*h*f = 1 at interior cell ((ny+1)/2, (nx+1)/2) and 0 elsewhere.
   /// Devices evaluate it inline, so it costs no memory traffic.
   static Source spike();
+  /// f(x, y) = `f` at every interior point.
   static Source from_function(Field f);
+  /// f given at every interior point: ny x nx values, row-major (validate() checks the count).
   static Source from_grid(std::vector<double> interior_values);
 };
 
 /// Dirichlet values on the grid's outer ring: a constant or a function.
 struct HETSTENCIL_API Boundary {
-  double value = 0.0;
+  double value = 0.0;  ///< the value on the whole ring, unless `function` is set
   Field function;  ///< when set, used instead of value
 
+  /// `v` on the whole ring.
   static Boundary constant(double v);
+  /// g(x, y) at each point of the ring.
   static Boundary from_function(Field g);
+  /// The value at the physical point (x, y) of the ring.
   double at(double x, double y) const { return function ? function(x, y) : value; }
 };
 
@@ -72,10 +85,11 @@ struct HETSTENCIL_API Boundary {
 /// the residual is checked every check_every iterations, and the solve stops at
 /// the first check where ||f - A u||_2 <= tolerance * ||f - A u_0||_2.
 struct StopRule {
-  std::int64_t max_iterations = 1000;
-  double tolerance = 0.0;
-  std::int64_t check_every = 100;
+  std::int64_t max_iterations = 1000;  ///< the most iterations (all of them without a tolerance)
+  double tolerance = 0.0;              ///< relative residual to stop at; 0: none
+  std::int64_t check_every = 100;      ///< iterations between residual checks (with a tolerance)
 
+  /// Whether a tolerance is set.
   bool uses_tolerance() const { return tolerance > 0.0; }
   /// Whether the residual of iterate t is computed: always at the last iteration;
   /// with a tolerance also at iterate 0 (the baseline) and every check_every.
@@ -89,13 +103,28 @@ struct StopRule {
   }
 };
 
+/// What to solve: the grid, its precision, f, the boundary values and when to
+/// stop. Thread safety: a value, safe to copy across threads; its source and
+/// boundary functions run on the thread that calls solve().
+///
+/// ```cpp
+/// hetstencil::Problem p;
+/// p.nx = 4096;                                   // interior points of a row
+/// p.ny = 2048;                                   // interior rows
+/// p.precision = hetstencil::Precision::Float;
+/// p.source = hetstencil::Source::from_function([](double x, double y) { return x * y; });
+/// p.boundary = hetstencil::Boundary::constant(1.0);
+/// p.stop.max_iterations = 20000;
+/// p.stop.tolerance = 1e-6;                       // stop once the residual fell a millionfold
+/// p.validate();                                  // throws InvalidArgument naming what is wrong
+/// ```
 struct HETSTENCIL_API Problem {
   std::int64_t nx = 0;  ///< interior points along a row (x)
   std::int64_t ny = 0;  ///< interior rows (y)
-  Precision precision = Precision::Double;
-  Source source = Source::spike();
-  Boundary boundary;
-  StopRule stop;
+  Precision precision = Precision::Double;  ///< of the grid's values and of every operation
+  Source source = Source::spike();          ///< f
+  Boundary boundary;                        ///< the Dirichlet values on the ring
+  StopRule stop;                            ///< when to stop
 
   /// Grid step: h = 1 / (max(nx, ny) + 1). A square grid covers the unit square;
   /// otherwise the domain is [0, (nx+1)h] x [0, (ny+1)h].

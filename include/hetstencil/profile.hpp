@@ -1,14 +1,7 @@
-// A machine's measured figures (the profile): calibrating this machine,
-// showing, loading and saving a profile, and plans and predictions for the
-// machine a profile describes, without running anything.
-//
-//   hetstencil::CalibrateOptions c;
-//   c.nx = 4096;
-//   const hetstencil::Calibrated cal = hetstencil::calibrate_machine({}, c);  // saved to cal.path
-//   std::puts(cal.profile.to_text().c_str());
-//
-//   hetstencil::ProfileModel model({}, "eight_gpus.json", hetstencil::ProfileModel::Use::Plan);
-//   const hetstencil::Plan plan = model.plan(problem);  // parts, prediction, left_out
+/// \file
+/// A machine's measured figures (the profile): calibrating this machine,
+/// showing, loading and saving a profile, and plans and predictions for the
+/// machine a profile describes, without running anything.
 #pragma once
 
 #include <cstdint>
@@ -29,14 +22,28 @@ namespace hetstencil {
 /// A profile as saved: every device's rate curves, loops and set-up, every
 /// link's transfer curve, and the fingerprint of the machine they were
 /// measured on. Thread safety: a value, safe to copy across threads.
+///
+/// ```cpp
+/// hetstencil::CalibrateOptions c;
+/// c.nx = 4096;
+/// const hetstencil::Calibrated cal = hetstencil::calibrate_machine({}, c);  // saved to cal.path
+/// std::puts(cal.profile.to_text().c_str());
+/// if (const auto saved = hetstencil::MachineProfile::load(cal.path)) std::puts(saved->to_json().c_str());
+/// ```
 class HETSTENCIL_API MachineProfile {
  public:
+  /// An empty profile: no device, no link.
   MachineProfile();
+  /// Frees it.
   ~MachineProfile();
-  MachineProfile(const MachineProfile&);
-  MachineProfile& operator=(const MachineProfile&);
-  MachineProfile(MachineProfile&&) noexcept;
-  MachineProfile& operator=(MachineProfile&&) noexcept;
+  /// Copies it (its figures are shared, never changed).
+  MachineProfile(const MachineProfile& other);
+  /// Copies it (its figures are shared, never changed).
+  MachineProfile& operator=(const MachineProfile& other);
+  /// Takes it over.
+  MachineProfile(MachineProfile&& other) noexcept;
+  /// Takes it over.
+  MachineProfile& operator=(MachineProfile&& other) noexcept;
 
   /// The profile at `path`, or nothing (with a warning) when it is missing,
   /// unreadable, corrupt or partial. Throws InvalidArgument when `path` is a folder.
@@ -47,6 +54,7 @@ class HETSTENCIL_API MachineProfile {
   /// when `path` cannot be written.
   MachineProfile save(const std::string& path) const;
 
+  /// The profile as saved: one JSON object.
   std::string to_json(int indent = 2) const;
   /// A table of its curves, loops, set-ups and links, for people.
   std::string to_text() const;
@@ -54,6 +62,7 @@ class HETSTENCIL_API MachineProfile {
   struct Impl;
   /// The library's own view of it.
   const Impl& impl() const { return *impl_; }
+  /// The library's own: a profile of figures it has measured or read.
   explicit MachineProfile(std::shared_ptr<const Impl> impl);
 
  private:
@@ -61,11 +70,12 @@ class HETSTENCIL_API MachineProfile {
 };
 
 /// Where the profile of the machine `topology` describes is kept when no path
-/// is given: $XDG_CACHE_HOME/hetstencil/<host>.json, else ~/.cache/hetstencil/<host>.json.
+/// is given: `$XDG_CACHE_HOME/hetstencil/<host>.json`, else `~/.cache/hetstencil/<host>.json`.
 HETSTENCIL_API std::string default_profile_path(const Topology& topology);
 
+/// What calibrate_machine measures and where it saves it.
 struct CalibrateOptions {
-  std::vector<Precision> precisions{Precision::Double};
+  std::vector<Precision> precisions{Precision::Double};  ///< curves for each of these precisions
   std::int64_t nx = 2048;     ///< the row width the curves are for
   std::int64_t max_rows = 0;  ///< the most rows a device is measured with (0: nx)
   double budget_s = 10.0;     ///< points that would not fit are skipped, and said so
@@ -73,10 +83,11 @@ struct CalibrateOptions {
   std::string profile;        ///< where to save: "" for this machine's default path
 };
 
+/// What calibrate_machine measured and saved.
 struct Calibrated {
   MachineProfile profile;  ///< as saved: merged with what the file had
-  std::string path;
-  double seconds = 0.0;
+  std::string path;        ///< the profile's file
+  double seconds = 0.0;    ///< how long the calibration took
   std::vector<std::string> skipped;  ///< what the budget left out
 };
 
@@ -87,6 +98,13 @@ HETSTENCIL_API Calibrated calibrate_machine(const RuntimeOptions& machine, const
 
 /// The machine a profile describes: plans and predictions from its figures,
 /// for this machine or for one we do not have (8 GPUs, 4 sockets).
+/// Thread safety: its const methods are safe from any thread.
+///
+/// ```cpp
+/// hetstencil::ProfileModel model({}, "eight_gpus.json", hetstencil::ProfileModel::Use::Plan);
+/// const hetstencil::Plan plan = model.plan(problem);  // parts, prediction, left_out
+/// for (const auto& l : plan.left_out) std::printf("%s: %s\n", l.name.c_str(), l.reason.c_str());
+/// ```
 class HETSTENCIL_API ProfileModel {
  public:
   /// Plan: the profile's devices (whatever cut of the cores they were measured
@@ -100,9 +118,12 @@ class HETSTENCIL_API ProfileModel {
   /// on this machine, how its devices are mapped. Throws InvalidArgument when
   /// there is no usable profile, or when a device has no figures in it.
   ProfileModel(const RuntimeOptions& machine, const std::string& profile, Use use);
+  /// Frees it.
   ~ProfileModel();
-  ProfileModel(ProfileModel&&) noexcept;
-  ProfileModel& operator=(ProfileModel&&) noexcept;
+  /// Takes it over.
+  ProfileModel(ProfileModel&& other) noexcept;
+  /// Takes it over.
+  ProfileModel& operator=(ProfileModel&& other) noexcept;
 
   /// The profile's file.
   const std::string& path() const;

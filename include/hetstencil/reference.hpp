@@ -1,5 +1,6 @@
-// The sequential reference: the plain loops of the update, one thread. It is the
-// oracle every device and every split is compared with, bit for bit.
+/// \file
+/// The sequential reference: the plain loops of the update, one thread. It is the
+/// oracle every device and every split is compared with, bit for bit.
 #pragma once
 
 #include "hetstencil/export.hpp"

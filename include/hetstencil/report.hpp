@@ -1,4 +1,5 @@
-// What a solve returns: the solution and a report of where the time went.
+/// \file
+/// What a solve returns: the solution and a report of where the time went.
 #pragma once
 
 #include <cstdint>
@@ -19,10 +20,11 @@
 namespace hetstencil {
 
 /// Thread safety (this and every type below): a value, safe to copy across threads.
+/// What one device did in a solve (seconds).
 struct DeviceReport {
-  std::string name;
-  std::int64_t first_row = 0;
-  std::int64_t rows = 0;
+  std::string name;            ///< the device's name ("cpu0", "gpu1")
+  std::int64_t first_row = 0;  ///< its first interior row (1-based)
+  std::int64_t rows = 0;       ///< rows it owned
   double compute_s = 0.0;   ///< sweeps over its rows
   double exchange_s = 0.0;  ///< waiting for neighbours and copying ghost rows
   double check_s = 0.0;     ///< residual checks, the global agreement included
@@ -33,26 +35,37 @@ struct DeviceReport {
   double compute_p90_s = 0.0;
 };
 
+/// Where the time of a solve went, per device and per phase, beside what the
+/// plan predicted (seconds).
+///
+/// ```cpp
+/// const hetstencil::Result r = runtime.solve(problem, plan);
+/// std::fputs(hetstencil::format_report(r.report).c_str(), stdout);  // the table `hetstencil solve` prints
+/// if (r.report.predicted)
+///   std::printf("predicted %.3f s, measured %.3f s\n", r.report.predicted->total_s,
+///               r.report.setup_s + r.report.solve_s + r.report.teardown_s);
+/// const std::string json = hetstencil::to_json(r.report);
+/// ```
 struct Report {
-  std::int64_t nx = 0;
-  std::int64_t ny = 0;
-  Precision precision = Precision::Double;
-  std::int64_t iterations = 0;
+  std::int64_t nx = 0;                      ///< the grid's interior points along a row
+  std::int64_t ny = 0;                      ///< the grid's interior rows
+  Precision precision = Precision::Double;  ///< of the grid's values
+  std::int64_t iterations = 0;              ///< iterations made
   bool converged = false;  ///< the tolerance was met (always false without one)
-  Residual initial_residual;
+  Residual initial_residual;  ///< of the initial iterate (computed with a tolerance only)
   Residual residual;        ///< of the returned iterate
   double setup_s = 0.0;     ///< slabs allocated and filled on the devices
   double solve_s = 0.0;     ///< the iterations on all devices
   double teardown_s = 0.0;  ///< slabs copied back into the solution
-  double gcells_per_s = 0.0;
-  std::vector<DeviceReport> devices;
+  double gcells_per_s = 0.0;           ///< cell updates per second of solve_s, in billions
+  std::vector<DeviceReport> devices;  ///< in row order
   /// The plan's prediction for the run that happened: its iterations and
   /// checks as they ran (a tolerance may stop a solve early), its total
   /// rescaled; devices[k] is the prediction for devices[k]. Absent without one.
   std::optional<Prediction> predicted;
   /// Where the split came from (the plan's origin), and the devices it left out.
   std::string split;
-  std::vector<LeftOut> left_out;
+  std::vector<LeftOut> left_out;  ///< the devices the plan left out, with the reason
 };
 
 /// Seconds an iteration took: the solve's time over its iterations, checks included.
@@ -78,13 +91,14 @@ HETSTENCIL_API std::string format_report(const Report& report);
 HETSTENCIL_API std::string to_json(const Report& report, int indent = 2);
 
 /// The solution in the problem's precision.
+/// (Grid<float> or Grid<double>, as Problem::precision says.)
 using Solution = std::variant<Grid<float>, Grid<double>>;
 
 /// What a solve returns. Thread safety: a value; once returned, read it from
 /// any number of threads; a thread that changes it needs it to itself.
 struct Result {
-  Report report;
-  Solution solution;
+  Report report;      ///< where the time went, beside the prediction
+  Solution solution;  ///< the final iterate, boundary included
 
   /// The solution as a Grid<T>; throws InvalidArgument when T is not the
   /// problem's precision (report.precision).

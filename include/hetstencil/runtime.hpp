@@ -1,17 +1,5 @@
-// The entry point for applications.
-//
-//   hetstencil::Runtime rt;                      // probes the machine
-//   hetstencil::Problem p;
-//   p.nx = p.ny = 2048;
-//   p.stop.max_iterations = 500;
-//   hetstencil::Result r = rt.solve(p);          // runs on every device
-//   const auto& u = r.grid<double>();             // (ny+2) x (nx+2), boundary included
-//
-//   hetstencil::PlanOptions o;
-//   o.calibrate = true;                          // measure the devices first where the profile lacks them
-//   const hetstencil::Plan plan = rt.plan(p, o);  // the split that finishes first, predicted
-//   r = rt.solve(p, plan);
-//   std::puts(hetstencil::format_report(r.report).c_str());  // predicted beside measured
+/// \file
+/// The entry point for applications: Runtime, its options and PlanOptions.
 #pragma once
 
 #include <functional>
@@ -75,7 +63,24 @@ HETSTENCIL_API std::vector<DeviceInfo> devices_of(const Topology& topology, cons
 /// would wait for the one reporting to it forever).
 using ProgressCallback = std::function<void(const Progress&)>;
 
-/// Holds the devices of one machine.
+/// Holds the devices of one machine: probes it, starts the CPU devices'
+/// workers and reads its profile once, then plans and solves any number of
+/// problems.
+///
+/// ```cpp
+/// hetstencil::Runtime rt;                      // probes the machine
+/// hetstencil::Problem p;
+/// p.nx = p.ny = 2048;
+/// p.stop.max_iterations = 500;
+/// hetstencil::Result r = rt.solve(p);          // runs on every device
+/// const auto& u = r.grid<double>();            // (ny+2) x (nx+2), boundary included
+///
+/// hetstencil::PlanOptions o;
+/// o.calibrate = true;                          // measure the devices first where the profile lacks them
+/// const hetstencil::Plan plan = rt.plan(p, o); // the split that finishes first, predicted
+/// r = rt.solve(p, plan);
+/// std::puts(hetstencil::format_report(r.report).c_str());  // predicted beside measured
+/// ```
 ///
 /// Thread safety: one solve at a time per Runtime. solve() may be called from
 /// several threads at once; the calls take turns (each waits for the one
@@ -85,12 +90,20 @@ using ProgressCallback = std::function<void(const Progress&)>;
 /// Moving, assigning or destroying a Runtime while another thread uses it is not.
 class HETSTENCIL_API Runtime {
  public:
+  /// Probes (or reads) the machine, makes its devices and starts their
+  /// threads. Throws InvalidArgument for bad options or a device selection
+  /// that leaves nothing, SystemError when threads or memory cannot be had.
   explicit Runtime(RuntimeOptions options = {});
+  /// Stops the devices' threads.
   ~Runtime();
-  Runtime(Runtime&&) noexcept;
-  Runtime& operator=(Runtime&&) noexcept;
+  /// Takes over the devices (not while another thread uses `other`).
+  Runtime(Runtime&& other) noexcept;
+  /// Takes over the devices (not while another thread uses either).
+  Runtime& operator=(Runtime&& other) noexcept;
 
+  /// The devices plans index (Assignment::device), in order.
   const std::vector<DeviceInfo>& devices() const;
+  /// The machine the devices were made of.
   const Topology& topology() const;
 
   /// Every device gets an equal share of rows (shares differ by at most one row).

@@ -1,4 +1,5 @@
-// Statistics of timing samples, as the library takes them.
+/// \file
+/// Statistics of timing samples, as the library takes them.
 #pragma once
 
 #include <vector>

@@ -1,4 +1,5 @@
-// How a GPU sweeps: the variants of the original study's chapter V.
+/// \file
+/// How a GPU sweeps: the variants of the original study's chapter V.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,7 @@ namespace hetstencil {
 /// converge, but their bits are not defined.
 enum class Variant { Sync, Async2, Async3, Blocked };
 
+/// "sync", "async2", "async3" or "blocked".
 HETSTENCIL_API std::string to_string(Variant v);
 /// "sync", "async2", "async3" or "blocked"; throws InvalidArgument otherwise.
 HETSTENCIL_API Variant parse_variant(const std::string& text);
@@ -26,11 +28,14 @@ inline bool deterministic(Variant v) { return v == Variant::Sync || v == Variant
 /// The most sweeps a variant makes per pass: async's alpha; blocked's K (a
 /// GPU keeps K iterates in flight in registers).
 constexpr int kMaxVariantSweeps = 32;
+/// The deepest ghost zone of blocked (its K).
 constexpr int kMaxBlockedDepth = 8;
+/// The most sweeps a pass of `v` may make: kMaxBlockedDepth or kMaxVariantSweeps.
 inline int max_sweeps(Variant v) { return v == Variant::Blocked ? kMaxBlockedDepth : kMaxVariantSweeps; }
 
+/// A variant with its parameter.
 struct VariantChoice {
-  Variant variant = Variant::Sync;
+  Variant variant = Variant::Sync;  ///< how GPUs sweep
   /// async2/async3: alpha, the sweeps a tile makes between global synchronizations;
   /// blocked: K, the sweeps per pass (the ghost zone's depth); up to max_sweeps(). Ignored by sync.
   int param = 1;
