@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <random>
+#include <stdexcept>
 #include <string>
 
 #include "hetstencil/runtime.hpp"
@@ -136,5 +138,26 @@ inline void expect_same_bits(const Result& got, const Result& want) {
     expect_same_bits<double>(got, want);
   }
 }
+
+/// A folder of the test's own under /tmp (`prefix` names it), removed with everything in it
+/// when the Scratch goes.
+class Scratch {
+ public:
+  explicit Scratch(const std::string& prefix) {
+    std::string name = "/tmp/" + prefix + "_XXXXXX";
+    if (mkdtemp(name.data()) == nullptr) throw std::runtime_error("mkdtemp failed for " + name);
+    path_ = name;
+  }
+  ~Scratch() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
 
 }  // namespace hetstencil::testing_support

@@ -17,29 +17,15 @@
 #include <vector>
 
 #include "hetstencil/hetstencil.hpp"
+#include "tests/test_support.hpp"
 
 namespace {
+
+using hetstencil::testing_support::Scratch;
 
 const std::string kEightGpus = std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json";
 const std::string kPage = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "docs" / "embedding.md";
 
-// A folder of the test's own, removed after it: the snippets' profile lives there.
-class Scratch {
- public:
-  Scratch() {
-    char name[] = "/tmp/hetstencil_docs_XXXXXX";
-    if (mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = name;
-  }
-  ~Scratch() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // Each function below holds one block of the page; its parameters are what the
 // page's text says the block starts from.
@@ -216,7 +202,7 @@ int bench(const hetstencil::Problem& problem) {
 // The tests run the blocks in the page's order on one Runtime.
 
 TEST(DocsSnippets, EveryBlockRunsOnTwoCpuDevices) {
-  const Scratch scratch;
+  const Scratch scratch("hetstencil_docs");
   const std::string profile = scratch.file("profile.json");
   hetstencil::Runtime runtime = make_runtime(profile);
   ASSERT_EQ(runtime.devices().size(), 2u);
@@ -251,7 +237,7 @@ TEST(DocsSnippets, ADescribedMachineHasItsDevices) {
 }
 
 TEST(DocsSnippets, ProfilesAreMadePrintedAndPlannedFrom) {
-  const Scratch scratch;
+  const Scratch scratch("hetstencil_docs");
   const hetstencil::Calibrated cal = calibrate(scratch.file("profile.json"));
   EXPECT_EQ(cal.path, scratch.file("profile.json"));
   EXPECT_TRUE(cal.skipped.empty()) << cal.skipped.front();

@@ -17,25 +17,10 @@
 namespace hetstencil {
 namespace {
 
+using hetstencil::testing_support::Scratch;
+
 const std::string kEightGpus = std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json";
 
-// A folder of the test's own, removed after it.
-class Scratch {
- public:
-  Scratch() {
-    char name[] = "/tmp/hetstencil_plan_api_XXXXXX";
-    if (mkdtemp(name) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = name;
-  }
-  ~Scratch() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
 
 // Another machine than this one: its GPUs are planned for, never run.
 RuntimeOptions described_machine() {
@@ -109,7 +94,7 @@ TEST(PlanApi, ASavedPlanReadsBackItsProblemAndRows) {
   problem.stop.tolerance = 1e-6;
   problem.stop.check_every = 50;
   const Plan plan = model.plan(problem, {Variant::Blocked, 4});
-  const Scratch scratch;
+  const Scratch scratch("hetstencil_plan_api");
   const std::string path = scratch.file("plan.json");
   std::ofstream(path) << to_json(plan, problem);
   const SavedPlan saved = read_saved_plan(path);
@@ -141,7 +126,7 @@ TEST(PlanApi, RowsOfSharesAndEvenRowsAddUpToTheGrid) {
 // This machine's CPU devices, calibrated on demand into a profile of the
 // test's own: the model's plan, and its prediction beside the measurement.
 TEST(PlanApi, ACalibratedPlanOnCpuDevicesReportsPredictedBesideMeasured) {
-  const Scratch scratch;
+  const Scratch scratch("hetstencil_plan_api");
   RuntimeOptions options = testing_support::cpu_devices(2, 1);
   options.profile = scratch.file("profile.json");
   Runtime rt(options);
@@ -195,7 +180,7 @@ TEST(PlanApi, ACalibratedPlanOnCpuDevicesReportsPredictedBesideMeasured) {
 }
 
 TEST(PlanApi, WithoutAProfileTheSplitIsEvenAndNothingIsPredicted) {
-  const Scratch scratch;
+  const Scratch scratch("hetstencil_plan_api");
   RuntimeOptions options = testing_support::cpu_devices(2, 1);
   options.profile = scratch.file("none.json");
   Runtime rt(options);
