@@ -5,7 +5,7 @@
 
 #include <cstring>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 namespace hetstencil {
 
@@ -18,7 +18,7 @@ void bind_current_thread(const std::string& who, const std::vector<int>& cpus) {
   }
   const int rc = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
   if (rc != 0) {
-    spdlog::warn("{}: cannot bind to CPU {}: {}; running unbound", who, cpus.front(), std::strerror(rc));
+    log::warn("{}: cannot bind to CPU {}: {}; running unbound", who, cpus.front(), std::strerror(rc));
   }
 }
 

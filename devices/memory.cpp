@@ -9,7 +9,7 @@
 #include <map>
 #include <stdexcept>
 
-#include <spdlog/spdlog.h>
+#include "core/log.hpp"
 
 namespace hetstencil {
 namespace {
@@ -133,13 +133,13 @@ void check_memory(const std::vector<MemoryDemand>& demands) {
                                             "choose a smaller grid or more devices");
     }
     if (m.grows && m.total > 0 && u.bytes > m.total) {
-      spdlog::warn("{}, which has {} now; memory is plugged into this machine as it is used: trying", need,
+      log::warn("{}, which has {} now; memory is plugged into this machine as it is used: trying", need,
                    bytes_text(m.total));
     } else if (u.bytes > m.reported) {
-      spdlog::warn("{}, which reports {} (up to {} as a balloon gives memory back): trying", need,
+      log::warn("{}, which reports {} (up to {} as a balloon gives memory back): trying", need,
                    bytes_text(m.reported), bytes_text(m.total));
     } else if (u.bytes > m.free) {
-      spdlog::warn("{}, which has {} free of {}: the solve may swap or fail", need, bytes_text(m.free),
+      log::warn("{}, which has {} free of {}: the solve may swap or fail", need, bytes_text(m.free),
                    bytes_text(m.reported));
     }
   }

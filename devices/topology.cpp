@@ -15,8 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
 
@@ -93,7 +92,7 @@ TopologyHandle open_topology(const TopologySource& source) {
     // only start the drivers again (and leak what they allocate there).
     for (const char* component : {"cuda", "nvml", "opencl", "rsmi", "levelzero", "gl"}) {
       if (hwloc_topology_set_components(raw, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST, component) != 0) {
-        spdlog::debug("hwloc: cannot leave out its {} component: {}", component, std::strerror(errno));
+        log::debug("hwloc: cannot leave out its {} component: {}", component, std::strerror(errno));
       }
     }
   } else if (!source.xml_file.empty()) {
@@ -349,7 +348,7 @@ Topology load_topology(const TopologySource& source) {
     }
   } catch (const InvalidArgument&) {
     if (!source.is_this_machine()) throw;
-    spdlog::warn("hwloc cannot read this machine; using one socket with every online processor");
+    log::warn("hwloc cannot read this machine; using one socket with every online processor");
   }
   if (t.cores.empty()) {
     if (!source.is_this_machine()) HETSTENCIL_THROW(InvalidArgument, "the topology has no cores");

@@ -5,8 +5,7 @@
 #include <chrono>
 #include <memory>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "devices/backend.hpp"
 #include "devices/slab_memory.hpp"
 #include "devices/sync.hpp"
@@ -99,7 +98,7 @@ class Budget {
   /// Logs (with -v) where the time goes: `what` took the time since the last mark.
   void mark(const char* what) {
     const double now = used();
-    spdlog::debug("calibration: {} took {:.2f} s, {:.2f} s in all", what, now - marked_, now);
+    log::debug("calibration: {} took {:.2f} s, {:.2f} s in all", what, now - marked_, now);
     marked_ = now;
   }
   /// The same budget less `reserve` seconds kept for what comes after.
@@ -178,7 +177,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     job.initial = grid.data();
     job.result = nullptr;  // timings only: devices measured at once never write into the grid the others read
     for (auto& d : devices) d->attach(job, RowRange{1, most});
-    spdlog::debug("calibration: CPU slabs of {} rows ready at {:.2f} s", most, budget.used());
+    log::debug("calibration: CPU slabs of {} rows ready at {:.2f} s", most, budget.used());
     for (int pass = 0; pass < kCpuPasses; ++pass) {
       const std::size_t points = pass == 0 ? rows.size() : measured;
       for (std::size_t i = 0; i < points; ++i) {
@@ -214,7 +213,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
             [&] { abort = true; });
         if (pass == 0) measured = i + 1;
       }
-      spdlog::debug("calibration: CPU pass {} done at {:.2f} s", pass, budget.used());
+      log::debug("calibration: CPU pass {} done at {:.2f} s", pass, budget.used());
     }
     for (auto& d : devices) d->detach();
   });

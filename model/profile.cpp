@@ -13,8 +13,8 @@
 #include <limits>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
+#include "core/log.hpp"
 #include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
 #include "core/atomic_file.hpp"
@@ -79,7 +79,7 @@ std::map<std::string, RateCurve> curves_from(const json& j, const std::string& s
   std::map<std::string, RateCurve> out;
   for (const auto& [key, points] : j.items()) {
     if (const std::string why = unusable_points(points); !why.empty()) {
-      spdlog::warn("{}: {}'s {} curve {} {}; left out ({} is not calibrated for it)", source, device, what, key, why,
+      log::warn("{}: {}'s {} curve {} {}; left out ({} is not calibrated for it)", source, device, what, key, why,
                    device);
       continue;
     }
@@ -456,7 +456,7 @@ std::optional<Profile> load_profile(const std::string& path, const Fingerprint* 
   const ProfileText file = read_profile_text(path);
   if (!file.exists) return std::nullopt;
   if (!file.unreadable.empty()) {
-    spdlog::warn("profile '{}' cannot be read ({}); not used", path, file.unreadable);
+    log::warn("profile '{}' cannot be read ({}); not used", path, file.unreadable);
     return std::nullopt;
   }
   try {
@@ -464,13 +464,13 @@ std::optional<Profile> load_profile(const std::string& path, const Fingerprint* 
     if (expected) {
       const std::string why = expected->difference(p.fingerprint);
       if (!why.empty()) {
-        spdlog::warn("profile '{}' is for another machine ({}); not used", path, why);
+        log::warn("profile '{}' is for another machine ({}); not used", path, why);
         return std::nullopt;
       }
     }
     return p;
   } catch (const InvalidArgument& e) {
-    spdlog::warn("profile '{}' is unusable ({}); not used", path, e.what());
+    log::warn("profile '{}' is unusable ({}); not used", path, e.what());
     return std::nullopt;
   }
 }
@@ -506,7 +506,7 @@ Profile update_profile(const std::string& path, const Fingerprint& here, const s
   AtomicFile out(path);
   if (!unusable.empty()) {
     const std::string kept = move_aside(path);
-    spdlog::warn("profile '{}' is {}: kept as '{}'; a new profile is written in its place", path, unusable, kept);
+    log::warn("profile '{}' is {}: kept as '{}'; a new profile is written in its place", path, unusable, kept);
   }
   change(profile);
   profile.fingerprint = here;

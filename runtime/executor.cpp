@@ -9,8 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "devices/memory.hpp"
 #include "devices/sync.hpp"
 #include "devices/transport/transport.hpp"
@@ -42,7 +41,7 @@ class ProgressMonitor {
         try {
           watch.callback(p);
         } catch (const std::exception& e) {
-          spdlog::warn("the progress callback failed: {}; no more progress is reported", e.what());
+          log::warn("the progress callback failed: {}; no more progress is reported", e.what());
           return;
         }
         lock.lock();
@@ -109,7 +108,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, {}, host_thread);
   const std::unique_ptr<Transport> transport = make_transport(devices, rows, job, problem.h(), spins);
   report.setup_s += run_on_threads(n, [&](std::size_t k) { transport->connect(k); }, {}, host_thread);
-  spdlog::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
+  log::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
   {
     ProgressMonitor monitor(watch, *transport);
     report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(transport->endpoint(k)); },

@@ -1,8 +1,8 @@
 #include "runtime/machine_profile.hpp"
 
 #include <spdlog/fmt/fmt.h>
-#include <spdlog/spdlog.h>
 
+#include "core/log.hpp"
 #include "hetstencil/error.hpp"
 #include "model/calibrate.hpp"
 #include "model/learn.hpp"
@@ -59,7 +59,7 @@ void ProfileKeeper::calibrate(const Problem& problem, double budget_s, const Var
     stored = save_profile(path_, cal.profile);
   } catch (const Error& e) {
     not_saved_ = e.what();
-    spdlog::warn("the calibration could not be saved (it is used for this run all the same): {}", not_saved_);
+    log::warn("the calibration could not be saved (it is used for this run all the same): {}", not_saved_);
     if (profile()) store_named(stored, *profile_, devices_);
     merge_into(stored, cal.profile);
   }

@@ -2,8 +2,7 @@
 
 #include <mutex>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
 #include "model/predict.hpp"
@@ -61,7 +60,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->devices = std::move(machine.devices);
   for (const auto& d : impl_->devices) {
     impl_->infos.push_back(d->info());
-    spdlog::debug("{}: {}", d->info().name, d->info().description);
+    log::debug("{}: {}", d->info().name, d->info().description);
   }
   impl_->profile = std::make_unique<ProfileKeeper>(impl_->topology, std::move(machine.specs), options.profile);
 }

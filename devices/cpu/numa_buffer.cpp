@@ -7,8 +7,7 @@
 #include <cstring>
 #include <utility>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
@@ -21,7 +20,7 @@ bool node_exists(int node) { return node >= 0 && numa_available() != -1 && node 
 // default) a region gets them only when asked. A refusal costs speed only.
 void ask_for_huge_pages(void* data, std::size_t bytes, const std::string& owner) {
   if (madvise(data, bytes, MADV_HUGEPAGE) != 0 && errno != EINVAL) {
-    spdlog::debug("{}: no huge pages for {} bytes: {}", owner, bytes, std::strerror(errno));
+    log::debug("{}: no huge pages for {} bytes: {}", owner, bytes, std::strerror(errno));
   }
 }
 
@@ -40,7 +39,7 @@ NumaBuffer::NumaBuffer(std::size_t bytes, int node, const std::string& owner) : 
     return;
   }
   if (node >= 0 && numa_available() != -1) {
-    spdlog::warn("{}: NUMA node {} does not exist on this machine; memory is not bound", owner, node);
+    log::warn("{}: NUMA node {} does not exist on this machine; memory is not bound", owner, node);
   }
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
@@ -73,7 +72,7 @@ void NumaBuffer::release() {
   if (from_libnuma_) {
     numa_free(data_, bytes_);
   } else if (munmap(data_, bytes_) != 0) {
-    spdlog::error("munmap of {} bytes failed: {}", bytes_, std::strerror(errno));
+    log::error("munmap of {} bytes failed: {}", bytes_, std::strerror(errno));
   }
   data_ = nullptr;
 }

@@ -8,8 +8,7 @@
 #include <string>
 #include <thread>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "devices/affinity.hpp"
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/cuda_resources.hpp"
@@ -152,7 +151,7 @@ GpuLoad::~GpuLoad() {
     try {
       std::rethrow_exception(impl_->error);
     } catch (const std::exception& e) {
-      spdlog::error("the GPU load failed: {}", e.what());
+      log::error("the GPU load failed: {}", e.what());
     }
   }
   delete impl_;

@@ -6,8 +6,7 @@
 #include <cstring>
 #include <utility>
 
-#include <spdlog/spdlog.h>
-
+#include "core/log.hpp"
 #include "devices/affinity.hpp"
 #include "devices/cuda/cuda_bench.hpp"
 #include "devices/cuda/cuda_check.hpp"
@@ -64,7 +63,7 @@ class CudaDevice final : public Device {
     const cudaError_t rc = cudaSetDeviceFlags(own_core_ ? cudaDeviceScheduleSpin : cudaDeviceScheduleBlockingSync);
     if (rc == cudaErrorSetOnActiveProcess) {
       (void)cudaGetLastError();
-      spdlog::debug("{}: the CUDA context exists already; its wait mode stays", info_.name);
+      log::debug("{}: the CUDA context exists already; its wait mode stays", info_.name);
     } else {
       HETSTENCIL_CUDA_CHECK(rc, context("choosing how the host thread waits"));
     }
@@ -269,7 +268,7 @@ class CudaDevice final : public Device {
                                                 ", the GPU has " + bytes_text(total_bytes) + " in all"));
     }
     if (needed > free_bytes) {
-      spdlog::warn("{}", context(slab_text + " needs " + bytes_text(needed) + ", " + bytes_text(free_bytes) + " are free: trying"));
+      log::warn("{}", context(slab_text + " needs " + bytes_text(needed) + ", " + bytes_text(free_bytes) + " are free: trying"));
     }
     // The owned rows and the ghost rows around them.
     const std::size_t row_bytes = job_->row_bytes();

@@ -21,6 +21,7 @@
 ///   format_report, read_saved_plan...) share no state: safe to call from
 ///   several threads (on different files). calibrate_machine measures the whole
 ///   machine: one at a time, and not beside a solve.
+/// - set_log_level, log_level, set_log_sink: safe from any thread.
 /// - Exceptions (Error and its kinds): immutable.
 #pragma once
 
@@ -33,6 +34,7 @@
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
+#include "hetstencil/logging.hpp"
 #include "hetstencil/npy.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
@@ -43,3 +45,4 @@
 #include "hetstencil/runtime.hpp"
 #include "hetstencil/statistics.hpp"
 #include "hetstencil/variant.hpp"
+#include "hetstencil/version.hpp"

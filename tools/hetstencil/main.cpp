@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "hetstencil/error.hpp"
+#include "hetstencil/logging.hpp"
 #include "hetstencil/version.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/exit_codes.hpp"
@@ -127,6 +128,8 @@ int main(int argc, char** argv) {
   if (const char* parse_only = std::getenv("HETSTENCIL_PARSE_ONLY"); parse_only && std::string(parse_only) == "1") {
     return kExitSuccess;
   }
+  // The library logs through its own logger; the command's own messages through spdlog's default one.
+  hetstencil::set_log_level(verbose ? hetstencil::LogLevel::debug : hetstencil::LogLevel::warn);
   spdlog::set_default_logger(spdlog::stderr_color_mt("hetstencil"));
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
   try {
