@@ -81,7 +81,8 @@ struct Topology {
 /// runtime; from a file, from its CUDA/NVML OS devices.
 Topology load_topology(const TopologySource& source = {});
 
-/// The topology as one JSON object (sockets with numa_nodes and cores, gpus, links).
+/// The topology as one JSON object (schema "hetstencil-topology"): sockets with
+/// numa_nodes and cores, gpus, links.
 std::string to_json(const Topology& topology, int indent = 2);
 
 }  // namespace hetstencil
