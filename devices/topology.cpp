@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/log.hpp"
+#include "core/schema.hpp"
 #include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
 
@@ -399,7 +400,9 @@ std::string to_json(const Topology& t, int indent) {
       links.push_back({{"from", a}, {"to", b}, {"peer", l.peer}, {"kind", l.kind}, {"performance_rank", l.performance_rank}});
     }
   }
-  return json{{"source", t.source}, {"sockets", sockets}, {"gpus", gpus}, {"links", links}}.dump(indent);
+  json out{{"source", t.source}, {"sockets", sockets}, {"gpus", gpus}, {"links", links}};
+  stamp_schema(out, kTopologySchema);
+  return out.dump(indent);
 }
 
 }  // namespace hetstencil

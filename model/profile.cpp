@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/log.hpp"
+#include "core/schema.hpp"
 #include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
 #include "core/atomic_file.hpp"
@@ -24,9 +25,11 @@ namespace {
 
 using nlohmann::json;
 
-// Format 2 keys devices by device_key and names them; format 1 keyed them by name.
-constexpr const char* kFormat = "hetstencil-profile-2";
-constexpr const char* kFormatByName = "hetstencil-profile-1";
+// Profiles before the schema key said "format": format 2 holds what schema
+// version 3 holds (devices keyed by device_key, named); format 1 keyed devices by
+// name. Both are read as they are.
+constexpr const char* kFormat2 = "hetstencil-profile-2";
+constexpr const char* kFormat1 = "hetstencil-profile-1";
 
 std::string host_name() {
   char name[256] = {};
@@ -279,12 +282,9 @@ std::string to_json(const Profile& p, int indent) {
                             {"sockets", f.sockets}, {"cores", f.cores},
                             {"gpus", f.gpus},       {"driver_version", f.driver_version},
                             {"kernels", f.kernels}};
-  return json{{"format", kFormat},
-              {"fingerprint", fingerprint},
-              {"devices", devices},
-              {"links", links},
-              {"link_conditions", p.link_conditions}}
-      .dump(indent);
+  json out{{"fingerprint", fingerprint}, {"devices", devices}, {"links", links}, {"link_conditions", p.link_conditions}};
+  stamp_schema(out, kProfileSchema);
+  return out.dump(indent);
 }
 
 namespace {
@@ -296,15 +296,32 @@ std::string without_json_prefix(const std::string& what) {
   return what.rfind("[json.exception.", 0) == 0 && end != std::string::npos ? what.substr(end + 2) : what;
 }
 
+// Throws, saying what it found and what this build reads, unless `j` is a
+// profile of schema version 3 or older, or of format 2 or 1. (The callers name
+// the file.)
+void refuse_unknown_format(const json& j) {
+  const std::string reads = std::string("; this hetstencil reads schema '") + kProfileSchema.name + "' version " +
+                            std::to_string(kProfileSchema.version) + " and older, and the formats '" + kFormat2 +
+                            "' and '" + kFormat1 + "'";
+  if (!j.is_object()) HETSTENCIL_THROW(InvalidArgument, "it is not a JSON object" + reads);
+  if (j.contains("schema")) {
+    const std::string why = schema_mismatch(j, kProfileSchema);
+    if (!why.empty()) HETSTENCIL_THROW(InvalidArgument, why);
+    return;
+  }
+  const auto format = j.find("format");
+  if (format == j.end()) HETSTENCIL_THROW(InvalidArgument, "it has neither 'schema' nor 'format'" + reads);
+  if (*format != kFormat2 && *format != kFormat1) {
+    HETSTENCIL_THROW(InvalidArgument, "its format is " + format->dump().substr(0, 80) + reads);
+  }
+}
+
 }  // namespace
 
 Profile profile_from_json(const std::string& text, const std::string& source) {
   try {
     const json j = json::parse(text);
-    const json& format = j.at("format");
-    if (format != kFormat && format != kFormatByName) {
-      HETSTENCIL_THROW(InvalidArgument, "not a hetstencil profile (format " + format.dump().substr(0, 80) + ")");
-    }
+    refuse_unknown_format(j);
     Profile p;
     const json& f = j.at("fingerprint");
     p.fingerprint.host = f.at("host").get<std::string>();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
+#include "core/schema.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/plan.hpp"
 
@@ -81,6 +82,7 @@ SavedPlan read_saved_plan(const std::string& path) {
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   const PlanFields f(path);
   if (j.is_discarded()) f.bad("it is not JSON");
+  if (const std::string why = schema_mismatch(j, kPlanSchema); !why.empty()) f.bad(why);
   SavedPlan s;
   s.nx = f.integer(j, "nx", 1, kMostRows);
   s.ny = f.integer(j, "ny", 1, kMostRows);
@@ -136,6 +138,7 @@ std::string to_json(const Plan& plan, const Problem& problem, int indent) {
   j.update({{"devices", devices}, {"left_out", left}, {"checks", pr.checks}, {"iteration_s", pr.iteration_s},
             {"check_s", pr.check_s}, {"setup_s", pr.setup_s}, {"teardown_s", pr.teardown_s},
             {"total_s", pr.total_s}});
+  stamp_schema(j, kPlanSchema);
   return j.dump(indent);
 }
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
+#include "core/schema.hpp"
 #include "hetstencil/report.hpp"
 
 namespace hetstencil {
@@ -48,8 +49,8 @@ std::string ms(const std::optional<double>& seconds) {
   return seconds ? fmt::format("{:.4f}", *seconds * 1e3) : std::string("-");
 }
 
-nlohmann::json ms_or_null(const std::optional<double>& seconds) {
-  return seconds ? nlohmann::json(*seconds * 1e3) : nlohmann::json(nullptr);
+nlohmann::json or_null(const std::optional<double>& seconds) {
+  return seconds ? nlohmann::json(*seconds) : nlohmann::json(nullptr);
 }
 
 }  // namespace
@@ -119,16 +120,16 @@ std::string to_json(const Report& r, int indent) {
                        {"total_s", d.total_s},
                        {"compute_p90_s", d.compute_p90_s},
                        {"share", f.share},
-                       {"predicted_ms", ms_or_null(f.predicted_iteration)},
-                       {"measured_ms", f.measured_iteration * 1e3},
-                       {"predicted_compute_ms", ms_or_null(f.predicted_compute)},
-                       {"measured_compute_ms", f.measured_compute * 1e3},
-                       {"predicted_exposed_ms", ms_or_null(f.predicted_exposed)},
-                       {"measured_exposed_ms", f.measured_exposed * 1e3}});
+                       {"predicted_iteration_s", or_null(f.predicted_iteration)},
+                       {"measured_iteration_s", f.measured_iteration},
+                       {"predicted_iteration_compute_s", or_null(f.predicted_compute)},
+                       {"measured_iteration_compute_s", f.measured_compute},
+                       {"predicted_iteration_exposed_s", or_null(f.predicted_exposed)},
+                       {"measured_iteration_exposed_s", f.measured_exposed}});
   }
   nlohmann::json left = nlohmann::json::array();
   for (const auto& l : r.left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
-  const nlohmann::json j = {
+  nlohmann::json j = {
       {"nx", r.nx},
       {"ny", r.ny},
       {"precision", to_string(r.precision)},
@@ -145,9 +146,10 @@ std::string to_json(const Report& r, int indent) {
       {"left_out", left},
       {"predicted_s", r.predicted ? nlohmann::json(r.predicted->total_s) : nlohmann::json(nullptr)},
       {"measured_s", measured_total(r)},
-      {"predicted_iteration_ms", ms_or_null(predicted_iteration_s(r))},
-      {"measured_iteration_ms", iteration_s(r) * 1e3},
+      {"predicted_iteration_s", or_null(predicted_iteration_s(r))},
+      {"measured_iteration_s", iteration_s(r)},
   };
+  stamp_schema(j, kReportSchema);
   return j.dump(indent);
 }
 

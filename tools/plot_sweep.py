@@ -10,25 +10,30 @@ import sys
 from plot_common import plt, read_args_and_rows
 
 
+def ms(row, key):
+    """The CSV's seconds as the plot's milliseconds."""
+    return 1e3 * float(row[key])
+
+
 def main():
     args, rows = read_args_and_rows(__doc__)
     if not rows:
         sys.exit(f"{args.csv}: no splits in it")
     sweep = sorted((r for r in rows if r["point"] == "sweep"), key=lambda r: float(r["share"]))
     model = [r for r in rows if r["point"] == "model"]
-    best = min(rows, key=lambda r: float(r["measured_ms"]))
+    best = min(rows, key=lambda r: float(r["measured_iteration_s"]))
     varied = next(k for k in rows[0] if k.endswith("_rows"))[: -len("_rows")]
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     share = [100 * float(r["share"]) for r in sweep]
-    ax.plot(share, [float(r["measured_ms"]) for r in sweep], "o-", label="measured", color="tab:blue")
-    predicted = [(100 * float(r["share"]), float(r["predicted_ms"])) for r in sweep if r["predicted_ms"]]
+    ax.plot(share, [ms(r, "measured_iteration_s") for r in sweep], "o-", label="measured", color="tab:blue")
+    predicted = [(100 * float(r["share"]), ms(r, "predicted_iteration_s")) for r in sweep if r["predicted_iteration_s"]]
     if predicted:
         ax.plot(*zip(*predicted), "s--", label="predicted", color="tab:orange", markersize=4)
     for r in model:
-        ax.plot(100 * float(r["share"]), float(r["measured_ms"]), "*", markersize=16, color="tab:red",
+        ax.plot(100 * float(r["share"]), ms(r, "measured_iteration_s"), "*", markersize=16, color="tab:red",
                 label=f"model's split ({100 * float(r['share']):.2f}%)")
-    ax.plot(100 * float(best["share"]), float(best["measured_ms"]), "o", markersize=14, fillstyle="none",
+    ax.plot(100 * float(best["share"]), ms(best, "measured_iteration_s"), "o", markersize=14, fillstyle="none",
             color="tab:green", markeredgewidth=2, label=f"measured best ({100 * float(best['share']):.2f}%)")
     ax.set_xlabel(f"share of the rows on {varied} (%)")
     ax.set_ylabel("time per iteration (ms)")

@@ -36,7 +36,7 @@ struct DeviceInfo {
 /// "0-3,8,10-11" from sorted indices, as descriptions list cores.
 HETSTENCIL_API std::string index_list(const std::vector<int>& indices);
 
-/// The devices as a JSON array.
+/// The devices as one JSON object (schema "hetstencil-devices"): their list under "devices".
 HETSTENCIL_API std::string to_json(const std::vector<DeviceInfo>& devices, int indent = 2);
 
 }  // namespace hetstencil

@@ -83,11 +83,11 @@ HETSTENCIL_API double error_percent(double predicted, double measured);
 /// and the devices left out, with the reason.
 HETSTENCIL_API std::string format_report(const Report& report);
 
-/// The report as one JSON object, with the figures format_report prints: per
-/// device its share, and predicted_ms beside measured_ms (an iteration; also
-/// its compute and exposed exchange; null predictions without one); the run's
-/// predicted_s beside measured_s, predicted_iteration_ms beside
-/// measured_iteration_ms; "split" and "left_out".
+/// The report as one JSON object (schema "hetstencil-report", docs/json-formats.md),
+/// with the figures format_report prints, in seconds: per device its share, and
+/// predicted_iteration_s beside measured_iteration_s (also its compute and exposed
+/// exchange; null predictions without one); the run's predicted_s beside
+/// measured_s, predicted_iteration_s beside measured_iteration_s; "split" and "left_out".
 HETSTENCIL_API std::string to_json(const Report& report, int indent = 2);
 
 /// The solution in the problem's precision.

@@ -91,7 +91,8 @@ struct HETSTENCIL_API Topology {
 /// runtime; from a file, from its CUDA/NVML OS devices.
 HETSTENCIL_API Topology load_topology(const TopologySource& source = {});
 
-/// The topology as one JSON object (sockets with numa_nodes and cores, gpus, links).
+/// The topology as one JSON object (schema "hetstencil-topology"): sockets with
+/// numa_nodes and cores, gpus, links.
 HETSTENCIL_API std::string to_json(const Topology& topology, int indent = 2);
 
 }  // namespace hetstencil

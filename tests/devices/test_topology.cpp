@@ -9,6 +9,7 @@
 #include "devices/device_map.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/topology.hpp"
+#include "hetstencil/version.hpp"
 
 namespace hetstencil {
 namespace {
@@ -209,6 +210,9 @@ TEST(Topology, JsonHasSocketsGpusAndLinks) {
   EXPECT_EQ(j["gpus"][2]["numa_node"], 1);
   EXPECT_EQ(j["gpus"][2]["name"], "NVIDIA H200");
   EXPECT_EQ(j["links"].size(), 12u);
+  EXPECT_EQ(j["schema"], "hetstencil-topology");
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["hetstencil_version"], version());
 }
 
 }  // namespace

@@ -10,7 +10,11 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hetstencil/error.hpp"
+#include "hetstencil/logging.hpp"
+#include "hetstencil/version.hpp"
 #include "model/learn.hpp"
 #include "model/profile.hpp"
 
@@ -55,6 +59,16 @@ Profile measured(const std::string& key, std::int64_t nx, double seconds) {
   d.kind = "cpu";
   d.rates[rate_key(Precision::Double, nx)] = RateCurve({{4, seconds}, {64, 16 * seconds}});
   return p;
+}
+
+// The profile `text` as a profile before the schema key: "format" instead.
+std::string with_format(const std::string& text, const std::string& format) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  j.erase("schema");
+  j.erase("schema_version");
+  j.erase("hetstencil_version");
+  j["format"] = format;
+  return j.dump();
 }
 
 std::string read(const fs::path& path) {
@@ -236,9 +250,7 @@ TEST(ProfileStore, CurvesAreKeptByWhatADeviceIsNotByItsName) {
   EXPECT_DOUBLE_EQ(updated.rate(whole.key, Precision::Double, 64)->seconds(4), 8e-6);
 
   // A profile keyed by names (format 1): this machine's devices are not calibrated by it.
-  std::string by_name = to_json(measured("cpu0", 64, 1e-6));
-  by_name.replace(by_name.find("hetstencil-profile-2"), 20, "hetstencil-profile-1");
-  const Profile old = profile_from_json(by_name);
+  const Profile old = profile_from_json(with_format(to_json(measured("cpu0", 64, 1e-6)), "hetstencil-profile-1"));
   EXPECT_TRUE(named_for(old, {whole}).devices.empty());
   EXPECT_TRUE(named_as_measured(old).rate("cpu0", Precision::Double, 64).has_value()) << "planned for as measured";
 
@@ -250,6 +262,45 @@ TEST(ProfileStore, CurvesAreKeptByWhatADeviceIsNotByItsName) {
   linked.links[link_key(gpu.key, whole.key)] = {1e-6, 1e9};
   EXPECT_EQ(named_for(linked, {whole, gpu}).links.count(link_key("gpu0", "cpu0")), 1u);
   EXPECT_EQ(named_for(linked, {half, gpu}).links.count(link_key("gpu0", "cpu0")), 0u);
+}
+
+TEST(ProfileStore, ItNamesItsSchemaAndVersionAndReadsFormatTwoAsItIs) {
+  const Profile p = measured("a", 64, 1e-6);
+  const auto j = nlohmann::json::parse(to_json(p));
+  EXPECT_EQ(j["schema"], "hetstencil-profile");
+  EXPECT_EQ(j["schema_version"], 3);
+  EXPECT_EQ(j["hetstencil_version"], version());
+  EXPECT_FALSE(j.contains("format"));
+  EXPECT_EQ(to_json(profile_from_json(with_format(to_json(p), "hetstencil-profile-2"))), to_json(p));
+}
+
+// Each refused profile is left unused with a warning that names the file, what
+// it holds and what this build reads.
+TEST(ProfileStore, ProfilesOfOtherFormatsAreRefusedNamingTheFileAndTheFormats) {
+  Folder f;
+  const std::string path = (f.dir / "machine.json").string();
+  const std::string current = to_json(measured("a", 64, 1e-6));
+  std::string future = current;
+  future.replace(future.find("\"schema_version\": 3"), 19, "\"schema_version\": 4");
+  nlohmann::json unmarked = nlohmann::json::parse(current);
+  unmarked.erase("schema");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {with_format(current, "hetstencil-profile-0"), "its format is \"hetstencil-profile-0\""},
+      {unmarked.dump(), "neither 'schema' nor 'format'"},
+      {future, "version is 4"},
+  };
+  std::vector<std::string> warnings;
+  set_log_sink([&](LogLevel, const std::string& message) { warnings.push_back(message); });
+  for (const auto& [text, found] : cases) {
+    std::ofstream(path) << text;
+    warnings.clear();
+    EXPECT_FALSE(load_profile(path, nullptr).has_value()) << text;
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("profile '" + path + "'"), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find(found), std::string::npos) << warnings[0];
+    EXPECT_NE(warnings[0].find("schema 'hetstencil-profile' version 3"), std::string::npos) << warnings[0];
+  }
+  set_log_sink(nullptr);
 }
 
 }  // namespace

@@ -115,6 +115,32 @@ TEST(PlanApi, ASavedPlanReadsBackItsProblemAndRows) {
   EXPECT_THROW(to_json(unpredicted, problem), InvalidArgument);
 }
 
+TEST(PlanApi, ASavedPlanNamesItsSchemaAndAnotherSchemaIsRefused) {
+  const ProfileModel model(described_machine(), kEightGpus, ProfileModel::Use::Plan);
+  const Problem problem = problem_of(4096, 1024, 10);
+  const std::string text = to_json(model.plan(problem), problem);
+  EXPECT_NE(text.find("\"schema\": \"hetstencil-plan\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"schema_version\": 1"), std::string::npos) << text;
+  EXPECT_NE(text.find(std::string("\"hetstencil_version\": \"") + version() + "\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("_ms\""), std::string::npos) << "seconds only: " << text;
+  const Scratch scratch;
+  const std::string path = scratch.file("plan.json");
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"hetstencil-plan\"", "\"hetstencil-report\""},
+                                 {"\"schema_version\": 1", "\"schema_version\": 2"}}) {
+    std::string changed = text;
+    changed.replace(changed.find(from), from.size(), to);
+    std::ofstream(path) << changed;
+    try {
+      read_saved_plan(path);
+      ADD_FAILURE() << "read a plan of " << to;
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(path), std::string::npos) << what;
+      EXPECT_NE(what.find("schema 'hetstencil-plan' version 1"), std::string::npos) << what;
+    }
+  }
+}
+
 TEST(PlanApi, RowsOfSharesAndEvenRowsAddUpToTheGrid) {
   EXPECT_EQ(even_rows(10, 3), (std::vector<std::int64_t>{3, 3, 4}));
   EXPECT_EQ(even_rows(2, 3), (std::vector<std::int64_t>{0, 1, 1}));
@@ -173,6 +199,8 @@ TEST(PlanApi, ACalibratedPlanOnCpuDevicesReportsPredictedBesideMeasured) {
   EXPECT_NE(table.find("split: planned from"), std::string::npos) << table;
   const std::string json = to_json(r.report);
   EXPECT_EQ(json.find("\"predicted_s\": null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"schema\": \"hetstencil-report\""), std::string::npos) << json;
+  EXPECT_EQ(json.find("_ms\""), std::string::npos) << "seconds only: " << json;
 
   EXPECT_GE(rt.learn(r.report), 0);
   // Without a plan of its own, a solve uses the model's.

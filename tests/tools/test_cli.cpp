@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hetstencil/reference.hpp"
+#include "hetstencil/version.hpp"
 
 #include "tests/tools/cli_runner.hpp"
 
@@ -95,6 +96,9 @@ TEST(Cli, ProbeDescribesMachinesFromFilesAndRefusesBadOnes) {
   EXPECT_FALSE(j["gpus"][0]["uuid"].get<std::string>().empty());
   ASSERT_EQ(j["devices"].size(), 6u);
   EXPECT_EQ(j["devices"][5]["name"], "gpu3");
+  EXPECT_EQ(j["schema"], "hetstencil-probe");
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["hetstencil_version"], version());
 
   const CliRun text = run_cli("probe --synthetic 'pack:2 numa:1 core:3 pu:1'");
   ASSERT_EQ(text.exit_code, 0) << text.err;
@@ -157,6 +161,9 @@ TEST(Cli, JsonReportPutsThePredictionBesideTheMeasurement) {
   const CliRun r = run_cli("solve --nx 17 --ny 9 --iters 12 --cpu-devices 2 --devices cpu --threads 1 --precision float --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "hetstencil-report");
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["hetstencil_version"], hetstencil::version());
   EXPECT_EQ(j["iterations"], 12);
   EXPECT_EQ(j["nx"], 17);
   EXPECT_EQ(j["precision"], "float");
@@ -166,8 +173,8 @@ TEST(Cli, JsonReportPutsThePredictionBesideTheMeasurement) {
   for (const auto& d : j["devices"]) {
     rows += d["rows"].get<int>();
     EXPECT_FALSE(d["name"].get<std::string>().empty());
-    EXPECT_GT(d["predicted_ms"].get<double>(), 0.0) << d;
-    EXPECT_GT(d["measured_ms"].get<double>(), 0.0) << d;
+    EXPECT_GT(d["predicted_iteration_s"].get<double>(), 0.0) << d;
+    EXPECT_GT(d["measured_iteration_s"].get<double>(), 0.0) << d;
   }
   EXPECT_EQ(rows, 9);
   for (const auto& l : j["left_out"]) EXPECT_FALSE(l["reason"].get<std::string>().empty());
@@ -180,7 +187,7 @@ TEST(Cli, JsonReportPutsThePredictionBesideTheMeasurement) {
   const CliRun bare = run_cli("solve --nx 17 --ny 9 --iters 2 --cpu-devices 2 --devices cpu --json --split 1,1");
   ASSERT_EQ(bare.exit_code, 0) << bare.err;
   const auto b = nlohmann::json::parse(bare.out);
-  EXPECT_TRUE(b["devices"][0]["predicted_ms"].is_null()) << bare.out;
+  EXPECT_TRUE(b["devices"][0]["predicted_iteration_s"].is_null()) << bare.out;
   EXPECT_TRUE(b["predicted_s"].is_null()) << bare.out;
 }
 
@@ -254,7 +261,7 @@ TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
   std::ifstream in(csv);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
-  EXPECT_EQ(line, "point,share,cpu0_rows,cpu1_rows,cpu2_rows,predicted_ms,measured_ms,error_percent,same_bits");
+  EXPECT_EQ(line, "point,share,cpu0_rows,cpu1_rows,cpu2_rows,predicted_iteration_s,measured_iteration_s,error_percent,same_bits");
   int sweep = 0, model = 0;
   std::vector<std::int64_t> cpu0_rows;
   while (std::getline(in, line)) {
@@ -348,7 +355,7 @@ TEST(Cli, CalibrateShowPredictAndLearn) {
   ASSERT_EQ(planned.exit_code, 0) << planned.err;
   const auto pj = nlohmann::json::parse(planned.out);
   EXPECT_EQ(pj["split"].get<std::string>().rfind("planned from", 0), 0u) << pj["split"];
-  EXPECT_GT(pj["predicted_iteration_ms"].get<double>(), 0.0);
+  EXPECT_GT(pj["predicted_iteration_s"].get<double>(), 0.0);
   std::int64_t rows = 0;
   for (const auto& d : pj["devices"]) rows += d["rows"].get<std::int64_t>();
   EXPECT_EQ(rows, 64);
@@ -358,11 +365,11 @@ TEST(Cli, CalibrateShowPredictAndLearn) {
   ASSERT_EQ(lopsided.exit_code, 0) << lopsided.err;
   const auto lj = nlohmann::json::parse(lopsided.out)["devices"];
   ASSERT_EQ(lj.size(), 2u);
-  EXPECT_LT(lj[0]["predicted_compute_ms"].get<double>(), lj[1]["predicted_compute_ms"].get<double>());
-  EXPECT_NEAR(lj[0]["predicted_ms"].get<double>(), lj[1]["predicted_ms"].get<double>(), 1e-9);
+  EXPECT_LT(lj[0]["predicted_iteration_compute_s"].get<double>(), lj[1]["predicted_iteration_compute_s"].get<double>());
+  EXPECT_NEAR(lj[0]["predicted_iteration_s"].get<double>(), lj[1]["predicted_iteration_s"].get<double>(), 1e-12);
   for (const auto& d : lj) {
-    EXPECT_NEAR(d["predicted_ms"].get<double>(),
-                d["predicted_compute_ms"].get<double>() + d["predicted_exposed_ms"].get<double>(), 1e-9);
+    EXPECT_NEAR(d["predicted_iteration_s"].get<double>(),
+                d["predicted_iteration_compute_s"].get<double>() + d["predicted_iteration_exposed_s"].get<double>(), 1e-12);
   }
 
   // A corrupt profile is ignored with a warning, never a crash.

@@ -74,8 +74,11 @@ int run_probe(const ProbeOptions& o) {
   const Topology t = load_topology(o.machine.topology);
   const std::vector<DeviceInfo> devices = devices_of(t, o.machine);
   if (o.json) {
+    // The topology's object (its hetstencil_version too) with the devices beside it: a format of its own.
     nlohmann::json j = nlohmann::json::parse(to_json(t));
-    j["devices"] = nlohmann::json::parse(to_json(devices));
+    j["devices"] = nlohmann::json::parse(to_json(devices)).at("devices");
+    j["schema"] = "hetstencil-probe";
+    j["schema_version"] = 1;
     fmt::print("{}\n", j.dump(2));
   } else {
     print_summary(t, devices);

@@ -143,7 +143,7 @@ int run_sweep(const SweepOptions& o) {
   if (!o.csv.empty()) csv.open(o.csv);
   csv << "point,share";
   for (const auto& n : names) csv << ',' << n << "_rows";
-  csv << ",predicted_ms,measured_ms,error_percent,same_bits\n";
+  csv << ",predicted_iteration_s,measured_iteration_s,error_percent,same_bits\n";
   fmt::print("sweeping the share of {} over {} splits of {} x {} {}, {} iterations{}\n", names[v], points.size(), p.nx,
              p.ny, to_string(p.precision), p.stop.max_iterations, modelled ? "" : " (no model: nothing predicted)");
   for (std::size_t k = 0; k < points.size(); ++k) {
@@ -164,15 +164,15 @@ int run_sweep(const SweepOptions& o) {
     }
     std::sort(measured.begin(), measured.end());
     pt.measured = measured[measured.size() / 2];
-    const std::string predicted = pt.predicted ? fmt::format("{:.6f}", *pt.predicted * 1e3) : "";
+    const std::string predicted_ms = pt.predicted ? fmt::format("{:.6f}", *pt.predicted * 1e3) : "";
     const std::string error = pt.predicted ? fmt::format("{:.2f}", error_percent(*pt.predicted, pt.measured)) : "";
     csv << pt.kind << ',' << fmt::format("{:.6f}", pt.share);
     for (std::int64_t r : pt.rows) csv << ',' << r;
-    csv << ',' << predicted << ',' << fmt::format("{:.6f}", pt.measured * 1e3) << ',' << error << ',' << pt.same_bits
-        << '\n';
+    csv << ',' << (pt.predicted ? fmt::format("{:.6e}", *pt.predicted) : "") << ',' << fmt::format("{:.6e}", pt.measured)
+        << ',' << error << ',' << pt.same_bits << '\n';
     csv.flush();  // an interrupted sweep keeps what it measured
     fmt::print("{:>3}/{} {:<5} {} {:6.2f}%: measured {:.4f} ms an iteration, predicted {} {}\n", k + 1, points.size(),
-               pt.kind, names[v], 100.0 * pt.share, pt.measured * 1e3, predicted.empty() ? "-" : predicted + " ms",
+               pt.kind, names[v], 100.0 * pt.share, pt.measured * 1e3, predicted_ms.empty() ? "-" : predicted_ms + " ms",
                pt.same_bits.empty() ? "" : "(same bits as the reference: " + pt.same_bits + ")");
   }
   if (!o.csv.empty() && !csv) HETSTENCIL_THROW(Error, "writing " + o.csv + " failed");
