@@ -123,7 +123,7 @@ TEST(PlanApi, ASavedPlanNamesItsSchemaAndAnotherSchemaIsRefused) {
   EXPECT_NE(text.find("\"schema_version\": 1"), std::string::npos) << text;
   EXPECT_NE(text.find(std::string("\"hetstencil_version\": \"") + version() + "\""), std::string::npos) << text;
   EXPECT_EQ(text.find("_ms\""), std::string::npos) << "seconds only: " << text;
-  const Scratch scratch;
+  const Scratch scratch("hetstencil_plan_api");
   const std::string path = scratch.file("plan.json");
   for (const auto& [from, to] : {std::pair<std::string, std::string>{"\"hetstencil-plan\"", "\"hetstencil-report\""},
                                  {"\"schema_version\": 1", "\"schema_version\": 2"}}) {
