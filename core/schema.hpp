@@ -18,7 +18,7 @@ struct Schema {
 
 inline constexpr Schema kReportSchema{"hetstencil-report", 1};
 inline constexpr Schema kPlanSchema{"hetstencil-plan", 1};
-// Versions 1 and 2 were the "format" names hetstencil-profile-1 and -2.
+// Profiles named by the older "format" key (hetstencil-profile-1 and -2) are read too.
 inline constexpr Schema kProfileSchema{"hetstencil-profile", 3};
 inline constexpr Schema kTopologySchema{"hetstencil-topology", 1};
 inline constexpr Schema kDevicesSchema{"hetstencil-devices", 1};

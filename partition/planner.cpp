@@ -9,7 +9,6 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "hetstencil/error.hpp"
-#include "core/even_split.hpp"
 
 namespace hetstencil {
 namespace {
@@ -173,9 +172,7 @@ Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidat
         if (plain[k] > 0) fed.push_back(order[k]);
       }
       Evaluated best = fed.empty() ? Evaluated{} : balance(profile, candidates, fed, q, thorough);
-      const auto n = static_cast<std::int64_t>(order.size());
-      std::vector<std::int64_t> even(order.size());
-      for (std::int64_t k = 0; k < n; ++k) even[static_cast<std::size_t>(k)] = even_block(q.ny, n, k).size();
+      const std::vector<std::int64_t> even = even_rows(q.ny, order.size());
       for (auto rows : {bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny, true), even}) {
         bool fits = !rows.empty();
         for (std::size_t k = 0; fits && k < rows.size(); ++k) fits = rows[k] >= model.min_rows() && rows[k] <= caps[k];

@@ -3,7 +3,6 @@
 // gets each message with its level. A profile that cannot be used is the known
 // warning these tests provoke.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -20,19 +19,18 @@
 #include "core/log.hpp"
 #include "hetstencil/logging.hpp"
 #include "model/profile.hpp"
+#include "tests/test_support.hpp"
 
 namespace hetstencil {
 namespace {
 
 namespace fs = std::filesystem;
 
-// A corrupt profile file, removed at the end; loading it logs a warning.
+// A corrupt profile file in a folder of its own, removed at the end; loading it logs a warning.
 struct CorruptProfile {
-  fs::path path = fs::temp_directory_path() /
-                  ("hetstencil_log_" + std::to_string(getpid()) + "_" +
-                   ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".json");
+  testing_support::Scratch folder{"hetstencil_log"};
+  fs::path path = folder.file("profile.json");
   CorruptProfile() { std::ofstream(path) << "not json at all"; }
-  ~CorruptProfile() { fs::remove(path); }
   std::string warning() const { return "profile '" + path.string() + "' is unusable"; }
 };
 
