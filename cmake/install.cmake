@@ -13,6 +13,7 @@ install(TARGETS hetstencil EXPORT hetstencilTargets
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET hetstencil_cli)
   install(TARGETS hetstencil_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES tools/plot_common.py tools/plot_sweep.py tools/plot_variants.py DESTINATION ${HETSTENCIL_PLOT_DIR})
 endif()
 install(EXPORT hetstencilTargets NAMESPACE hetstencil:: DESTINATION ${HETSTENCIL_CMAKE_DIR})
 

@@ -11,11 +11,11 @@
 # The consumer compiles with -Wall -Wextra -Wpedantic -Werror. A shared BUILD
 # is checked for exported symbols beyond hetstencil's own.
 #
-#   tools/check_consumer.sh [BUILD]     (default: build-cpu)
+#   tools/check_consumer.sh [BUILD]     (default: build/cpu-only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 src=$PWD
-build=$(cd "${1:-build-cpu}" && pwd)
+build=$(cd "${1:-build/cpu-only}" && pwd)
 jobs=$(nproc)
 work=$(mktemp -d)
 hidden="$build.hidden-by-check_consumer"
@@ -57,6 +57,20 @@ mv "$build" "$hidden"
 quiet "$work/find.log" cmake -S examples/consumer -B "$work/find" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
 quiet "$work/find.log" cmake --build "$work/find" -j "$jobs"
 "$work/find/consumer"
+
+if [ -x "$prefix/bin/hetstencil" ]; then
+  # The installed command draws its plots with the scripts installed beside it;
+  # a stand-in python names the script it was given.
+  printf '#!/bin/sh\necho "$1" > "%s/plot-script"\n' "$work" >"$work/python"
+  chmod +x "$work/python"
+  quiet "$work/plot.log" env -u HETSTENCIL_TOOLS_DIR XDG_CACHE_HOME="$work/cache" HETSTENCIL_PYTHON="$work/python" \
+    "$prefix/bin/hetstencil" sweep --nx 32 --iters 2 --cpu-devices 2 --from 0.5 --to 0.5 \
+    --csv "$work/sweep.csv" --plot "$work/sweep.png"
+  script=$(realpath "$(cat "$work/plot-script")")
+  [ "$script" = "$(realpath "$prefix")/share/hetstencil/plot/plot_sweep.py" ] ||
+    { say "FAILED: the installed command plots with $script, not its installed script"; exit 1; }
+  say "the installed command plots with its installed scripts"
+fi
 
 say "2/3 add_subdirectory of the source tree"
 quiet "$work/sub.log" cmake -S examples/consumer -B "$work/sub" -DHETSTENCIL_SOURCE_DIR="$src" \

@@ -2,7 +2,10 @@
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
-#   tools/gpu-check.sh [tests] [sanitize] [bench] [solves] [model] [accuracy] [blocked] [variants]   (default: all)
+#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [solves] [model] [accuracy] [blocked] [variants]
+#                                                                                         (default: all)
+# consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
+# and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # model: for each device set of the machine (CPU socket + GPU, 2 GPUs, CPU + 2 GPUs)
 # and each problem (float/double, 16384^2 and 1024^2): calibrate, a planned solve
 # (predicted beside measured), and a sweep of one device's share (CSV + PNG).
@@ -13,7 +16,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests sanitize bench solves model accuracy blocked variants}
+parts=${*:-tests consumer sanitize bench solves model accuracy blocked variants}
 mkdir -p "$out"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
@@ -29,7 +32,7 @@ nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,nohea
 echo "cores: $(nproc)"
 
 step "configure + build (CUDA, sm_90)"
-if cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure.log" 2>&1 &&
+if cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DHETSTENCIL_NATIVE=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure.log" 2>&1 &&
    cmake --build build-gpu -j "$jobs" >"$out/build.log" 2>&1; then
   record build ok
 else
@@ -44,6 +47,22 @@ if want tests; then
   record tests "$(grep -E 'tests passed|tests failed' "$out/ctest.log" | tail -1)"
   record "  of which skipped" "$(grep -c '(Skipped)' "$out/ctest.log" | head -1)"
   grep -E "\(Failed\)|\(Timeout\)|Failure" "$out/ctest.log" | head -20
+fi
+
+if want consumer; then
+  step "consumer: static CUDA build, then shared CUDA build"
+  for build in build-gpu shared; do
+    if [ $build = shared ]; then
+      build=build/shared
+      cmake --preset shared -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure-shared.log" 2>&1 &&
+        cmake --build --preset shared -j "$jobs" >"$out/build-shared.log" 2>&1 ||
+        { tail -20 "$out/configure-shared.log" "$out/build-shared.log"; record "consumer $build" "build FAILED"; continue; }
+    fi
+    log="$out/consumer-${build//\//-}.log"
+    tools/check_consumer.sh "$build" >"$log" 2>&1
+    record "consumer $build" "exit $?, $(grep -c 'bitwise equal to the reference' "$log") of 3 bitwise equal"
+    tail -3 "$log"
+  done
 fi
 
 if want sanitize; then

@@ -3,11 +3,11 @@
 # main job or the tests.
 #
 #   tools/setup.sh solve [solve options]   a solve on every device of this machine
-#   tools/setup.sh test                    every test: the default build (with CUDA
-#                                          when a CUDA compiler is found) and a
-#                                          CPU-only build (-DHETSTENCIL_CUDA=OFF), then
-#                                          an application built against the CPU-only
-#                                          build three ways (tools/check_consumer.sh)
+#   tools/setup.sh test                    every test: the release preset's build (with
+#                                          CUDA when a CUDA compiler is found) and the
+#                                          cpu-only preset's, then an application built
+#                                          against the CPU-only build three ways
+#                                          (tools/check_consumer.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,25 +34,25 @@ if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 
 jobs=$(nproc)
-build() {  # build DIR [cmake options]
-  local dir=$1
-  shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >"$dir.configure.log" 2>&1 || { cat "$dir.configure.log"; exit 1; }
-  grep -E "hetstencil: CUDA" "$dir.configure.log" || true
-  cmake --build "$dir" -j "$jobs"
+build() {  # build PRESET: configure and build with one of CMakePresets.json's presets (in build/PRESET)
+  local preset=$1 log=build/$1.configure.log
+  mkdir -p build
+  cmake --preset "$preset" >"$log" 2>&1 || { cat "$log"; exit 1; }
+  grep -E "hetstencil: CUDA" "$log" || true
+  cmake --build --preset "$preset" -j "$jobs"
 }
 
 case "$mode" in
   solve)
-    build build
-    exec ./build/hetstencil solve "$@"
+    build release
+    exec ./build/release/hetstencil solve "$@"
     ;;
   test)
-    build build
-    ctest --test-dir build --output-on-failure -j "$jobs"
-    build build-cpu -DHETSTENCIL_CUDA=OFF
-    ctest --test-dir build-cpu --output-on-failure -j "$jobs"
-    tools/check_consumer.sh build-cpu
+    build release
+    ctest --preset release -j "$jobs"
+    build cpu-only
+    ctest --preset cpu-only -j "$jobs"
+    tools/check_consumer.sh build/cpu-only
     ;;
   *)
     echo "usage: tools/setup.sh solve [solve options] | tools/setup.sh test" >&2

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,22 @@ namespace {
 // The child's exit status when python could not be started at all.
 constexpr int kNotStarted = 127;
 
+// The folder of the plotting scripts: HETSTENCIL_TOOLS_DIR when set; else, for
+// an installed command, share/hetstencil/plot beside its bin folder; else (a
+// command in its build tree) the source tree's tools folder.
+std::string scripts_dir(const std::string& script) {
+  if (const char* env = std::getenv("HETSTENCIL_TOOLS_DIR")) return env;
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    std::string dir(exe);
+    dir = dir.substr(0, dir.rfind('/')) + "/" + HETSTENCIL_PLOT_DIR_FROM_BIN;
+    if (access((dir + "/" + script).c_str(), R_OK) == 0) return dir;
+  }
+  return HETSTENCIL_SOURCE_TOOLS_DIR;
+}
+
 }  // namespace
 
 void check_plot_options(const std::string& csv, const std::string& png) {
@@ -27,8 +44,7 @@ void check_plot_options(const std::string& csv, const std::string& png) {
 }
 
 void draw_plot(const std::string& script, const std::string& csv, const std::string& png, const std::string& title) {
-  const char* tools_env = std::getenv("HETSTENCIL_TOOLS_DIR");
-  const std::string path = std::string(tools_env ? tools_env : HETSTENCIL_TOOLS_DIR) + "/" + script;
+  const std::string path = scripts_dir(script) + "/" + script;
   const char* python_env = std::getenv("HETSTENCIL_PYTHON");
   const std::string python =
       python_env ? python_env : (access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3");
