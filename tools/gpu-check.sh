@@ -54,7 +54,7 @@ if want consumer; then
   for build in build-gpu shared; do
     if [ $build = shared ]; then
       build=build/shared
-      cmake --preset shared -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure-shared.log" 2>&1 &&
+      cmake --preset shared -DCMAKE_CUDA_ARCHITECTURES=90 -DHETSTENCIL_BUILD_TESTS=OFF -DHETSTENCIL_BUILD_EXAMPLES=OFF >"$out/configure-shared.log" 2>&1 &&
         cmake --build --preset shared -j "$jobs" >"$out/build-shared.log" 2>&1 ||
         { tail -20 "$out/configure-shared.log" "$out/build-shared.log"; record "consumer $build" "build FAILED"; continue; }
     fi
