@@ -37,16 +37,17 @@ prefix=$work/prefix
 quiet "$work/install.log" cmake --install "$build" --prefix "$prefix"
 shared=$(find "$prefix" -name 'libhetstencil.so*' -print -quit)
 if [ -n "$shared" ]; then
-  # A defined dynamic symbol outside namespace hetstencil (and outside the
-  # standard library's templates the API's types instantiate) would clash
-  # with an application's own spdlog, fmt or nlohmann-json.
-  symbols=$(nm -D --defined-only -C "$shared" | awk '{ $1 = $2 = ""; sub(/^ +/, ""); print }')
-  leaked=$( (grep -E 'spdlog|fmt::|nlohmann|hwloc|numa_' <<<"$symbols"
-             grep -v -E '^((typeinfo (name )?for |vtable for )?(void )?(hetstencil|std)::|_init$|_fini$)' <<<"$symbols") |
+  # A defined dynamic symbol of spdlog, fmt, nlohmann-json, hwloc or libnuma
+  # would clash with an application's own copy; so would any symbol outside
+  # namespace hetstencil and the standard library's (told by its mangled name,
+  # which no return type precedes).
+  mangled=$(nm -D --defined-only "$shared" | awk '{ print $3 }')
+  leaked=$( (c++filt <<<"$mangled" | grep -E 'spdlog|fmt::|nlohmann|hwloc|numa_'
+             grep -v -E '^(_Z(T[VIS]|GV|Z)?N?K?(10hetstencil|St|9__gnu_cxx)|_init$|_fini$)' <<<"$mangled" | c++filt) |
            sort -u || true)
   if [ -n "$leaked" ]; then
-    say "symbols exported beyond hetstencil's API:"
-    echo "$leaked" | head -20
+    say "symbols exported beyond hetstencil's API ($(wc -l <<<"$leaked")):"
+    head -20 <<<"$leaked"
     exit 1
   fi
   say "shared library exports hetstencil's API only"

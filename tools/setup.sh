@@ -7,7 +7,8 @@
 #                                          CUDA when a CUDA compiler is found) and the
 #                                          cpu-only preset's, then an application built
 #                                          against the CPU-only build three ways
-#                                          (tools/check_consumer.sh)
+#                                          (tools/check_consumer.sh), and against a
+#                                          shared CPU-only build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -53,6 +54,8 @@ case "$mode" in
     build cpu-only
     ctest --preset cpu-only -j "$jobs"
     tools/check_consumer.sh build/cpu-only
+    build shared-cpu-only
+    tools/check_consumer.sh build/shared-cpu-only
     ;;
   *)
     echo "usage: tools/setup.sh solve [solve options] | tools/setup.sh test" >&2
