@@ -138,8 +138,14 @@ std::string stencil_json(const Stencil& s) {
 }
 
 Stencil stencil_named(const std::string& name_or_path) {
+  std::string names;
   for (const std::string& name : builtin_stencil_names()) {
     if (name == name_or_path) return Stencil::builtin(name);
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  if (!std::ifstream(name_or_path)) {
+    HETSTENCIL_THROW(InvalidArgument, "no built-in stencil is called " + as_typed(name_or_path) +
+                                          " and no stencil file can be opened there (built-ins: " + names + ")");
   }
   return read_stencil(name_or_path);
 }
