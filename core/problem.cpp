@@ -26,22 +26,34 @@ std::size_t row_bytes(std::int64_t nx, Precision precision) {
   return static_cast<std::size_t>(nx + 2) * value_bytes(precision);
 }
 
-std::uint64_t grid_bytes(std::int64_t nx, std::int64_t ny, Precision precision) {
-  for (const auto& [name, side] : {std::pair<const char*, std::int64_t>{"nx", nx}, {"ny", ny}}) {
+std::uint64_t grid_bytes(const GridShape& shape, Precision precision) {
+  const bool three_d = shape.nz > 0;
+  for (const auto& [name, side] :
+       {std::pair<const char*, std::int64_t>{"nx", shape.nx}, {"ny", shape.ny}, {"nz", three_d ? shape.nz : 1}}) {
     if (side < 1 || side > kMaxGridSide) {
       HETSTENCIL_THROW(InvalidArgument,
                        std::string(name) + " must be between 1 and 2^30, got " + std::to_string(side));
     }
   }
-  // Sides of at most 2^30 + 2 values of 8 bytes: the product stays below 2^64.
-  const std::uint64_t bytes =
-      static_cast<std::uint64_t>(nx + 2) * static_cast<std::uint64_t>(ny + 2) * value_bytes(precision);
+  // Each side is at most 2^30 + 8 values: a plane's count of bytes stays below
+  // 2^64, and a grid's below 2^128.
+  const unsigned __int128 exact = static_cast<unsigned __int128>(shape.rows()) *
+                                  static_cast<unsigned __int128>(shape.cols()) *
+                                  static_cast<unsigned __int128>(shape.planes()) * value_bytes(precision);
+  const bool beyond_64_bits = exact > static_cast<unsigned __int128>(UINT64_MAX);
+  const std::uint64_t bytes = beyond_64_bits ? UINT64_MAX : static_cast<std::uint64_t>(exact);
   if (bytes > kMaxGridBytes) {
-    HETSTENCIL_THROW(InvalidArgument, "a grid of " + std::to_string(nx) + " x " + std::to_string(ny) + " " +
-                                          to_string(precision) + " values takes " + bytes_text(bytes) +
+    std::string sizes = std::to_string(shape.nx) + " x " + std::to_string(shape.ny);
+    if (three_d) sizes += " x " + std::to_string(shape.nz);
+    HETSTENCIL_THROW(InvalidArgument, "a grid of " + sizes + " " + to_string(precision) + " values takes " +
+                                          (beyond_64_bits ? std::string("more than 2^64 bytes") : bytes_text(bytes)) +
                                           "; a grid may take " + bytes_text(kMaxGridBytes) + " at most");
   }
   return bytes;
+}
+
+std::uint64_t grid_bytes(std::int64_t nx, std::int64_t ny, Precision precision) {
+  return grid_bytes(GridShape{0, ny, nx, 1}, precision);
 }
 
 std::string bytes_text(std::uint64_t bytes) {
@@ -67,6 +79,13 @@ Source Source::from_function(Field f) {
   return s;
 }
 
+Source Source::from_function_3d(Field3 f) {
+  Source s;
+  s.kind = Kind::Function;
+  s.function3 = std::move(f);
+  return s;
+}
+
 Source Source::from_grid(std::vector<double> interior_values) {
   Source s;
   s.kind = Kind::Grid;
@@ -86,22 +105,43 @@ Boundary Boundary::from_function(Field g) {
   return b;
 }
 
-double Problem::h() const { return 1.0 / static_cast<double>(std::max(nx, ny) + 1); }
+Boundary Boundary::from_function_3d(Field3 g) {
+  Boundary b;
+  b.function3 = std::move(g);
+  return b;
+}
+
+double Problem::h() const {
+  return 1.0 / static_cast<double>(std::max({nx, ny, dimension() == 3 ? nz : 0}) + 1);
+}
 
 void Problem::validate() const {
   auto need = [](bool ok, const std::string& message) {
     if (!ok) HETSTENCIL_THROW(InvalidArgument, message);
   };
-  grid_bytes(nx, ny, precision);
+  stencil.validate();
+  if (dimension() == 3) {
+    need(nz >= 1, "the stencil '" + stencil.name + "' is 3-D but the problem has nz = " + std::to_string(nz) +
+                      " planes; a 3-D stencil needs nz >= 1");
+  } else {
+    need(nz == 0 || nz == 1, "the stencil '" + stencil.name + "' is 2-D but the problem has nz = " +
+                                 std::to_string(nz) + " planes; a 2-D stencil takes nz = 0 (or 1)");
+  }
+  grid_bytes(shape(), precision);
   need(stop.max_iterations >= 0, "the iteration count must be >= 0, got " + std::to_string(stop.max_iterations));
   need(std::isfinite(stop.tolerance) && stop.tolerance >= 0.0,
        "the tolerance must be a finite number > 0 (or 0 for none), got " + std::to_string(stop.tolerance));
   need(stop.check_every >= 1, "the residual check interval must be >= 1, got " + std::to_string(stop.check_every));
-  need(source.kind != Source::Kind::Function || static_cast<bool>(source.function),
-       "the right-hand side is a function but none was given");
-  need(source.kind != Source::Kind::Grid || static_cast<std::int64_t>(source.values.size()) == nx * ny,
-       "the right-hand side grid has " + std::to_string(source.values.size()) + " values; an " + std::to_string(ny) +
-           " x " + std::to_string(nx) + " interior needs " + std::to_string(nx * ny));
+  const bool three_d = dimension() == 3;
+  const char* kind = three_d ? "3-D" : "2-D";
+  need(source.kind != Source::Kind::Function || static_cast<bool>(three_d ? bool(source.function3) : bool(source.function)),
+       std::string("the right-hand side is a function but no function of the ") + kind +
+           " coordinates was given (the stencil '" + stencil.name + "' is " + kind + ")");
+  const std::string interior =
+      (three_d ? std::to_string(nz) + " x " : std::string()) + std::to_string(ny) + " x " + std::to_string(nx);
+  need(source.kind != Source::Kind::Grid || static_cast<std::int64_t>(source.values.size()) == cells(),
+       "the right-hand side grid has " + std::to_string(source.values.size()) + " values; an " + interior +
+           " interior needs " + std::to_string(cells()));
   need(std::isfinite(boundary.value), "the boundary value must be finite");
 }
 

@@ -2,7 +2,10 @@
 //
 // For interior cell (i, j), rho = Poisson5::residual (core/stencil_update.hpp),
 // h*h times f - A u in the problem's precision (the iteration itself cannot
-// resolve less), so r = rho / h^2; squares and sums are taken in double. A row's
+// resolve less), so r = rho / h^2; squares and sums are taken in double. Any
+// other stencil's rho is StencilTerms::residual (core/stencil_terms.hpp), s
+// times f - A u, and r = rho / s; a 3-D grid's rows are added in row order into
+// its planes' sums, the planes in plane order (like the rows of 2-D). A row's
 // sum of rho^2 follows one fixed order: the row is cut into segments of 128
 // cells (cells past nx count as 0); a segment's 128 squares are added as a
 // balanced tree of neighbours (cell k += cell k + h for every k that is a
@@ -16,6 +19,7 @@
 #include <cstdint>
 
 #include "core/stencil_update.hpp"
+#include "hetstencil/stencil.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/progress.hpp"
 
@@ -28,24 +32,22 @@ struct RowResidual {
   double max_abs = 0.0;
 };
 
-/// Residual of one row: n, c, s are the rows above, at and below (boundary
-/// columns 0 and nx + 1 included); h2f is h*h*f for the row or nullptr (zero);
-/// spike_col is the column where h*h*f = 1, or -1.
-template <class T>
-RowResidual residual_row(const T* n, const T* c, const T* s, const T* h2f, std::int64_t spike_col,
-                         std::int64_t nx) {
+/// Residual of the row of columns first .. first + nx - 1, in the fixed order;
+/// rho_at(j) is the cell's rho in double.
+template <class RhoAt>
+RowResidual residual_segments(std::int64_t first, std::int64_t nx, RhoAt rho_at) {
   double row = 0.0;
   double max_abs = 0.0;
-  for (std::int64_t j0 = 1; j0 <= nx; j0 += kResidualSegment) {
+  const std::int64_t end = first + nx;
+  for (std::int64_t j0 = first; j0 < end; j0 += kResidualSegment) {
     double cell[kResidualSegment];
     for (int k = 0; k < kResidualSegment; ++k) {
       const std::int64_t j = j0 + k;
-      if (j > nx) {
+      if (j >= end) {
         cell[k] = 0.0;
         continue;
       }
-      const T f = h2f ? h2f[j] : (j == spike_col ? T(1) : T(0));
-      const double rho = double(Poisson5<T>::residual(n[j], s[j], c[j - 1], c[j + 1], c[j], f));
+      const double rho = rho_at(j);
       cell[k] = rho * rho;
       max_abs = std::fmax(max_abs, std::fabs(rho));
     }
@@ -57,11 +59,42 @@ RowResidual residual_row(const T* n, const T* c, const T* s, const T* h2f, std::
   return {row, max_abs};
 }
 
-/// The residual norms from the row sums of rows 1..ny, added in row order.
-inline Residual finish_residual(const double* row_sums, std::int64_t ny, double max_abs, double h) {
+/// Residual of one row: n, c, s are the rows above, at and below (boundary
+/// columns 0 and nx + 1 included); h2f is h*h*f for the row or nullptr (zero);
+/// spike_col is the column where h*h*f = 1, or -1.
+template <class T>
+RowResidual residual_row(const T* n, const T* c, const T* s, const T* h2f, std::int64_t spike_col,
+                         std::int64_t nx) {
+  return residual_segments(1, nx, [&](std::int64_t j) {
+    const T f = h2f ? h2f[j] : (j == spike_col ? T(1) : T(0));
+    return double(Poisson5<T>::residual(n[j], s[j], c[j - 1], c[j + 1], c[j], f));
+  });
+}
+
+/// The residual norms from the sums of n rows (planes in 3-D), added in order:
+/// l2 = sqrt(total) / l2_divisor, max = max_abs / max_divisor.
+inline Residual finish_residual(const double* sums, std::int64_t n, double max_abs, double l2_divisor,
+                                double max_divisor) {
   double total = 0.0;
-  for (std::int64_t i = 0; i < ny; ++i) total += row_sums[i];
-  return {std::sqrt(total) / h, max_abs / (h * h)};
+  for (std::int64_t i = 0; i < n; ++i) total += sums[i];
+  return {std::sqrt(total) / l2_divisor, max_abs / max_divisor};
+}
+
+/// The residual norms of poisson5 from the row sums of rows 1..ny: r = rho / h^2,
+/// ||r||_2 = sqrt(sum r^2 h^2).
+inline Residual finish_residual(const double* row_sums, std::int64_t ny, double max_abs, double h) {
+  return finish_residual(row_sums, ny, max_abs, h, h * h);
+}
+
+/// The divisors of finish_residual for a stencil of scale s in `dimension`
+/// dimensions: r = rho / s, ||r||_2 = sqrt(sum r^2 h^dimension); for s = h^2 in
+/// 2-D exactly (h, h * h), as poisson5's.
+inline void residual_divisors(const SourceScale& scale, int dimension, double h, double& l2_divisor,
+                              double& max_divisor) {
+  const double cell_side = dimension == 3 ? std::sqrt(h * h * h) : h;
+  const double factor = std::fabs(scale.factor);
+  l2_divisor = scale.times_h2 ? (dimension == 3 ? factor * (h * h / cell_side) : factor * h) : factor / cell_side;
+  max_divisor = std::fabs(scale.at(h));
 }
 
 /// Whether iterate t with residual r meets the tolerance (r0: of iterate 0).

@@ -13,6 +13,10 @@
 
 namespace hetstencil {
 
+/// Throws InvalidArgument unless the devices have a kernel for the problem's
+/// stencil: they run poisson5 alone; the sequential reference solves any other.
+void require_device_stencil(const Problem& problem);
+
 /// Throws InvalidArgument unless the plan's parts are in row order, cover rows
 /// 1..ny exactly once, and name distinct devices among `device_count`.
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count);

@@ -76,6 +76,7 @@ Plan Runtime::even_plan(const Problem& problem) const { return hetstencil::even_
 
 Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
   problem.validate();
+  require_device_stencil(problem);
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   ProfileKeeper& keeper = *impl_->profile;
   const auto covered = [&] {

@@ -44,5 +44,6 @@
 #include "hetstencil/report.hpp"
 #include "hetstencil/runtime.hpp"
 #include "hetstencil/statistics.hpp"
+#include "hetstencil/stencil.hpp"
 #include "hetstencil/variant.hpp"
 #include "hetstencil/version.hpp"

@@ -1,6 +1,8 @@
 /// \file
-/// The problem hetstencil solves: -(u_xx + u_yy) = f with Dirichlet boundary values,
-/// discretized on an (ny+2) x (nx+2) grid with step h and iterated with Jacobi:
+/// The problem hetstencil solves: A u = f with Dirichlet boundary values on a 2-D
+/// (ny x nx) or 3-D (nz x ny x nx) grid with step h, A given by a stencil
+/// (hetstencil/stencil.hpp), iterated with Jacobi. The default stencil, poisson5,
+/// is -(u_xx + u_yy) = f on an (ny+2) x (nx+2) grid:
 ///
 ///   u'[i][j] = 0.25 * (u[i-1][j] + u[i+1][j] + u[i][j-1] + u[i][j+1] + h*h*f[i][j])
 ///
@@ -15,6 +17,8 @@
 #include <vector>
 
 #include "hetstencil/export.hpp"
+#include "hetstencil/grid.hpp"
+#include "hetstencil/stencil.hpp"
 
 namespace hetstencil {
 
@@ -40,45 +44,59 @@ constexpr std::uint64_t kMaxGridBytes = std::uint64_t(1) << 46;
 /// and the bounds, when a side is outside 1..kMaxGridSide or the grid exceeds
 /// kMaxGridBytes.
 HETSTENCIL_API std::uint64_t grid_bytes(std::int64_t nx, std::int64_t ny, Precision precision);
+/// Bytes of a grid of `shape`, boundary ring included. Throws InvalidArgument,
+/// naming the sizes and the bounds, as grid_bytes(nx, ny, precision) does.
+HETSTENCIL_API std::uint64_t grid_bytes(const GridShape& shape, Precision precision);
 /// "1234 bytes (1.2 KiB)": a byte count for a message.
 HETSTENCIL_API std::string bytes_text(std::uint64_t bytes);
 
 /// A function of the physical coordinates (x, y), x along a row, y down the rows.
 using Field = std::function<double(double x, double y)>;
+/// A function of the physical coordinates (x, y, z) of a 3-D grid, z across the planes.
+using Field3 = std::function<double(double x, double y, double z)>;
 
 /// The right-hand side f.
 struct HETSTENCIL_API Source {
   /// Where the values come from.
   enum class Kind {
     Spike,     ///< the unit point load of spike()
-    Function,  ///< `function` of (x, y)
+    Function,  ///< `function` of (x, y), or `function3` of (x, y, z)
     Grid       ///< `values`
   };
   Kind kind = Kind::Spike;  ///< which of the members below holds f
-  Field function;              ///< Kind::Function: evaluated once per interior point.
-  std::vector<double> values;  ///< Kind::Grid: ny x nx interior values, row-major.
+  Field function;              ///< Kind::Function in 2-D: evaluated once per interior point.
+  Field3 function3;            ///< Kind::Function in 3-D: evaluated once per interior point.
+  std::vector<double> values;  ///< Kind::Grid: (nz x) ny x nx interior values, row-major.
 
   /// The default of the original study: a unit point load in the middle of the
-  /// domain, h*h*f = 1 at interior cell ((ny+1)/2, (nx+1)/2) and 0 elsewhere.
-  /// Devices evaluate it inline, so it costs no memory traffic.
+  /// domain, s*f = 1 at interior cell ((ny+1)/2, (nx+1)/2) (plane (nz+1)/2 in 3-D,
+  /// counting interior cells from 1) and 0 elsewhere. Devices evaluate it
+  /// inline, so it costs no memory traffic.
   static Source spike();
-  /// f(x, y) = `f` at every interior point.
+  /// f(x, y) = `f` at every interior point of a 2-D grid.
   static Source from_function(Field f);
-  /// f given at every interior point: ny x nx values, row-major (validate() checks the count).
+  /// f(x, y, z) = `f` at every interior point of a 3-D grid.
+  static Source from_function_3d(Field3 f);
+  /// f given at every interior point: (nz x) ny x nx values, row-major (validate() checks the count).
   static Source from_grid(std::vector<double> interior_values);
 };
 
 /// Dirichlet values on the grid's outer ring: a constant or a function.
 struct HETSTENCIL_API Boundary {
-  double value = 0.0;  ///< the value on the whole ring, unless `function` is set
-  Field function;  ///< when set, used instead of value
+  double value = 0.0;  ///< the value on the whole ring, unless a function is set
+  Field function;      ///< when set, used instead of value on a 2-D grid
+  Field3 function3;    ///< when set, used instead of value on a 3-D grid
 
   /// `v` on the whole ring.
   static Boundary constant(double v);
-  /// g(x, y) at each point of the ring.
+  /// g(x, y) at each point of a 2-D grid's ring.
   static Boundary from_function(Field g);
-  /// The value at the physical point (x, y) of the ring.
+  /// g(x, y, z) at each point of a 3-D grid's ring.
+  static Boundary from_function_3d(Field3 g);
+  /// The value at the physical point (x, y) of a 2-D ring.
   double at(double x, double y) const { return function ? function(x, y) : value; }
+  /// The value at the physical point (x, y, z) of a 3-D ring.
+  double at(double x, double y, double z) const { return function3 ? function3(x, y, z) : value; }
 };
 
 /// When to stop. Iterations always stop at max_iterations. With a tolerance > 0
@@ -118,19 +136,32 @@ struct StopRule {
 /// p.stop.tolerance = 1e-6;                       // stop once the residual fell a millionfold
 /// p.validate();                                  // throws InvalidArgument naming what is wrong
 /// ```
+///
+/// A 3-D problem names a 3-D stencil and its planes:
+/// ```cpp
+/// p.stencil = hetstencil::Stencil::builtin("poisson7");
+/// p.nz = 256;                                    // interior planes (z)
+/// ```
 struct HETSTENCIL_API Problem {
   std::int64_t nx = 0;  ///< interior points along a row (x)
   std::int64_t ny = 0;  ///< interior rows (y)
+  std::int64_t nz = 0;  ///< interior planes (z) with a 3-D stencil; 0 (or 1) with a 2-D one
   Precision precision = Precision::Double;  ///< of the grid's values and of every operation
+  Stencil stencil = Stencil::builtin("poisson5");  ///< A, the update and the residual
   Source source = Source::spike();          ///< f
   Boundary boundary;                        ///< the Dirichlet values on the ring
   StopRule stop;                            ///< when to stop
 
-  /// Grid step: h = 1 / (max(nx, ny) + 1). A square grid covers the unit square;
-  /// otherwise the domain is [0, (nx+1)h] x [0, (ny+1)h].
+  /// Grid step: h = 1 / (longest side + 1), nz counted in 3-D only. A cubic
+  /// (square) grid covers the unit cube (square); otherwise the domain is
+  /// [0, (nx+1)h] x [0, (ny+1)h] (x [0, (nz+1)h]).
   double h() const;
-  /// Interior cells, nx * ny.
-  std::int64_t cells() const { return nx * ny; }
+  /// 2 or 3: the stencil's dimension.
+  int dimension() const { return stencil.dimension; }
+  /// The grid's sizes: nz = 0 in 2-D, the ring as deep as the stencil's radius.
+  GridShape shape() const { return GridShape{dimension() == 3 ? nz : 0, ny, nx, stencil.radius()}; }
+  /// Interior cells, nx * ny (* nz in 3-D).
+  std::int64_t cells() const { return nx * ny * (dimension() == 3 ? nz : 1); }
   /// Throws InvalidArgument naming the first thing wrong.
   void validate() const;
 };

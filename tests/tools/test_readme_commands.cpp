@@ -24,7 +24,7 @@ using Tokens = std::vector<std::string>;
 
 const auto* const remove_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
-const std::set<std::string> kCommands{"probe", "solve", "sweep", "bench", "calibrate", "profile", "predict", "plan"};
+const std::set<std::string> kCommands{"probe", "solve", "sweep", "bench", "calibrate", "profile", "predict", "plan", "stencils"};
 
 // A value for each option README shows with a placeholder (N, FILE, a,b,..., ...).
 // A new placeholder needs a line here: the test says which.
@@ -36,7 +36,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--variant", "blocked"}, {"--depth", "2"}, {"--alpha", "2"}, {"--vary", "cpu0"}, {"--from", "0.4"},
       {"--to", "0.6"}, {"--step", "0.1"}, {"--repeat", "1"}, {"--csv", "out.csv"}, {"--plot", "out.png"},
       {"--reps", "1"}, {"--precision", "float"}, {"--sizes", "64,128"}, {"--runs", "1"}, {"--gpu", "0"},
-      {"--max-rows", "16"},
+      {"--max-rows", "16"}, {"--stencil", "poisson7"}, {"--nz", "8"},
       {"--plan", std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json"},
       {"--profile", std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json"},
       {"--topology", std::string(HETSTENCIL_FIXTURES) + "/topology/two_sockets_four_gpus.xml"}};

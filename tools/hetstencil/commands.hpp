@@ -16,5 +16,6 @@ Command add_bench_command(CLI::App& app);
 Command add_probe_command(CLI::App& app);
 /// calibrate, profile show and predict share one set of options.
 Command add_model_commands(CLI::App& app);
+Command add_stencils_command(CLI::App& app);
 
 }  // namespace hetstencil::cli

@@ -45,14 +45,7 @@ std::string profile_path(const ModelOptions& o) {
 
 // The problem of the options, as the model sees it: its grid, precision and
 // stop rule (nothing is allocated, so any size may be planned).
-Problem problem_of(const ModelOptions& o) {
-  Problem p;
-  p.nx = o.problem.nx;
-  p.ny = o.problem.rows();
-  p.precision = parse_precision(o.problem.precision);
-  p.stop = o.problem.stop();
-  return p;
-}
+Problem problem_of(const ModelOptions& o) { return problem_shape(o.problem); }
 
 int run_calibrate(const ModelOptions& o) {
   CalibrateOptions c;

@@ -22,6 +22,11 @@ CLI::Validator grid_size() { return integer_in(1, kMaxGridSize); }
 void add_problem_options(CLI::App* command, ProblemOptions& o) {
   command->add_option("--nx", o.nx, "interior points per row")->transform(grid_size())->capture_default_str();
   command->add_option("--ny", o.ny, "interior rows (default: nx)")->transform(grid_size());
+  command->add_option("--nz", o.nz, "interior planes, with a 3-D stencil (default: nx)")->transform(grid_size());
+  command->add_option("--stencil", o.stencil,
+                      "a built-in stencil (hetstencil stencils lists them) or a JSON description (docs/stencils.md); "
+                      "the devices solve poisson5, solve --reference any")
+      ->capture_default_str();
   command->add_option("--precision", o.precision, "float or double")->check(one_of({"float", "double"}))
       ->capture_default_str();
   command->add_option("--iters", o.iterations, "iterations to run; with --tol, the most to run")
@@ -45,13 +50,20 @@ void add_variant_options(CLI::App* command, ProblemOptions& o) {
       ->transform(integer_in(1, kMaxBlockedDepth))->capture_default_str();
 }
 
-Problem make_problem(const ProblemOptions& o, double boundary) {
+Problem problem_shape(const ProblemOptions& o) {
   Problem p;
+  p.stencil = stencil_named(o.stencil);
   p.nx = o.nx;
   p.ny = o.rows();
+  p.nz = o.nz > 0 || p.stencil.dimension == 2 ? o.nz : o.nx;
   p.precision = parse_precision(o.precision);
-  p.boundary = Boundary::constant(boundary);
   p.stop = o.stop();
+  return p;
+}
+
+Problem make_problem(const ProblemOptions& o, double boundary) {
+  Problem p = problem_shape(o);
+  p.boundary = Boundary::constant(boundary);
   p.validate();
   return p;
 }

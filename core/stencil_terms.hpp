@@ -1,0 +1,48 @@
+// The update of any stencil description, written once (hetstencil/stencil.hpp):
+//   u'(p) = (sum_k w_k u(p + o_k) + s f(p)) / d
+//   rho   = s f(p) - (d u(p) - sum_k w_k u(p + o_k))
+// in precision T, the sum in the description's order from its first term. For
+// poisson5 this is Poisson5 (core/stencil_update.hpp) bit for bit: weights of 1
+// multiply exactly, and x / 4 and 0.25 * x are the same correctly rounded value.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hetstencil/grid.hpp"
+#include "hetstencil/stencil.hpp"
+
+namespace hetstencil {
+
+template <class T>
+struct StencilTerms {
+  std::vector<std::int64_t> offsets;  ///< each point's offset in values of the grid's layout
+  std::vector<T> weights;             ///< each point's weight, rounded to T
+  T diagonal = T(0);                  ///< d, rounded to T
+
+  /// sum_k w_k u[p + o_k], the first term first; p points at the cell.
+  T neighbours(const T* p) const {
+    T sum = weights[0] * p[offsets[0]];
+    for (std::size_t k = 1; k < offsets.size(); ++k) sum = sum + weights[k] * p[offsets[k]];
+    return sum;
+  }
+  /// The next iterate of the cell p points at; sf = s f there.
+  T update(const T* p, T sf) const { return (neighbours(p) + sf) / diagonal; }
+  /// s times the residual f - A u at the cell p points at.
+  T residual(const T* p, T sf) const { return sf - (diagonal * p[0] - neighbours(p)); }
+};
+
+/// The stencil's terms for grids of `shape` (only its rows() and cols() matter).
+template <class T>
+StencilTerms<T> stencil_terms(const Stencil& stencil, const GridShape& shape) {
+  StencilTerms<T> terms;
+  const std::int64_t plane = shape.rows() * shape.cols();
+  for (const StencilPoint& point : stencil.points) {
+    terms.offsets.push_back(point.dz * plane + point.dy * shape.cols() + point.dx);
+    terms.weights.push_back(static_cast<T>(point.weight));
+  }
+  terms.diagonal = static_cast<T>(stencil.diagonal);
+  return terms;
+}
+
+}  // namespace hetstencil

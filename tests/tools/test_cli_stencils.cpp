@@ -1,0 +1,89 @@
+// The command line's stencils: --stencil and --nz on solve/plan/predict, the
+// reference through solve --reference, the stencils command, and their messages.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/tools/cli_runner.hpp"
+
+namespace hetstencil {
+namespace {
+
+namespace fs = std::filesystem;
+
+const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
+const std::string kExamples = std::string(HETSTENCIL_TOOLS) + "/../examples/stencils";
+const std::string kProfile = std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json";
+
+test::CliResult run(const std::string& args) {
+  return test::run_command_line(HETSTENCIL_CLI, args, test::own_folder("hetstencil_cli_stencils_cache"));
+}
+
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+TEST(CliStencils, ListsTheBuiltins) {
+  const auto r = run("stencils");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* name : {"poisson5", "box9", "poisson7", "box27", "star4"}) EXPECT_TRUE(has(r.out, name)) << r.out;
+}
+
+TEST(CliStencils, ShowsOneWithItsRadiusAndPoints) {
+  const auto r = run("stencils star4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "star4: 3-D, radius 4, 24 points, d = 43050, s = 5040 h^2")) << r.out;
+  const auto file = run("stencils " + kExamples + "/cross9.json --json");
+  ASSERT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_TRUE(has(file.out, "\"schema\": \"hetstencil-stencil\"")) << file.out;
+  EXPECT_TRUE(has(file.out, "\"name\": \"cross9\"")) << file.out;
+}
+
+TEST(CliStencils, ABadFileIsRefusedNamingTheFileAndTheField) {
+  const fs::path bad = test::own_folder("hetstencil_cli_stencils") / "bad.json";
+  {
+    std::ofstream out(bad);
+    out << R"({"name": "bad", "dimension": 2, "diagonal": 4,
+              "points": [{"offset": [1, 0], "weight": 1}, {"offset": [0, 9], "weight": 1}]})";
+  }
+  for (const char* command : {"stencils ", "solve --reference --nx 8 --stencil "}) {
+    const auto r = run(std::string(command) + bad.string());
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(has(r.err, bad.string() + ": points[1].offset: dy = 9 is beyond radius 4")) << r.err;
+  }
+  const auto unknown = run("stencils poisson9");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_TRUE(has(unknown.err, "no built-in stencil is called 'poisson9' and no stencil file can be opened there"))
+      << unknown.err;
+}
+
+TEST(CliStencils, DevicesRefuseAStencilOtherThanPoisson5) {
+  const std::string refusal =
+      "the stencil 'box9' has no device kernel yet: only the sequential reference solves it for now";
+  const auto solve = run("solve --stencil box9 --nx 16 --iters 2 --devices cpu0 --no-calibrate --no-learn");
+  EXPECT_EQ(solve.exit_code, 2);
+  EXPECT_TRUE(has(solve.err, refusal)) << solve.err;
+  const auto predict = run("predict --stencil box9 --nx 64 --iters 10 --profile " + kProfile);
+  EXPECT_EQ(predict.exit_code, 2);
+  EXPECT_TRUE(has(predict.err, refusal)) << predict.err;
+  const auto plan = run("plan --stencil box9 --nx 64 --iters 10 --profile " + kProfile);
+  EXPECT_EQ(plan.exit_code, 2);
+  EXPECT_TRUE(has(plan.err, refusal)) << plan.err;
+}
+
+TEST(CliStencils, TheReferenceSolvesA3dStencilAndWritesA3dArray) {
+  const fs::path out = test::own_folder("hetstencil_cli_stencils") / "u.npy";
+  const auto r = run("solve --reference --stencil poisson7 --nx 8 --nz 6 --iters 5 --json -o " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "\"schema\": \"hetstencil-report\"") || has(r.out, "\"schema\":\"hetstencil-report\"")) << r.out;
+  EXPECT_TRUE(has(test::read_all(out), "'shape': (8, 10, 10)"));  // nz + 2, ny + 2, nx + 2
+}
+
+TEST(CliStencils, ASizeOfTheOtherDimensionIsRefusedNamingBoth) {
+  const auto r = run("solve --reference --stencil box9 --nx 8 --nz 4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "the stencil 'box9' is 2-D but the problem has nz = 4 planes")) << r.err;
+}
+
+}  // namespace
+}  // namespace hetstencil
