@@ -9,14 +9,19 @@
 #include "partition/policy.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/machine_profile.hpp"
+#include "runtime/processes.hpp"
 
 namespace hetstencil {
 
 struct Runtime::Impl {
   Topology topology;
   std::vector<std::unique_ptr<Device>> devices;
+  // Every process's devices; with one process, this one's.
   std::vector<DeviceInfo> infos;
   int spins = 0;
+  // A solve over several processes: who they are, and which holds each device.
+  std::unique_ptr<Processes> processes;
+  std::vector<int> owner;
   // The devices (their threads and slabs) serve one solve at a time.
   std::mutex solving;
   std::unique_ptr<ProfileKeeper> profile;
@@ -54,6 +59,12 @@ class Reporting {
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->topology = load_topology(options.topology);
+  if (options.communicator) {
+    impl_->processes = join_processes(*options.communicator);
+    if (options.rank_devices == RankDevices::Local) {
+      options.devices = local_device(impl_->topology, options, impl_->processes->local_rank());
+    }
+  }
   const DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true};
   MachineDevices machine = make_devices(impl_->topology, mapping);
   impl_->spins = machine.spins;
@@ -63,6 +74,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
     log::debug("{}: {}", d->info().name, d->info().description);
   }
   impl_->profile = std::make_unique<ProfileKeeper>(impl_->topology, std::move(machine.specs), options.profile);
+  if (impl_->processes) impl_->infos = gather_devices(*impl_->processes, impl_->infos, impl_->owner);
 }
 
 Runtime::~Runtime() = default;
@@ -71,11 +83,19 @@ Runtime& Runtime::operator=(Runtime&&) noexcept = default;
 
 const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->infos; }
 const Topology& Runtime::topology() const { return impl_->topology; }
+int Runtime::rank() const { return impl_->processes ? impl_->processes->rank() : 0; }
+int Runtime::processes() const { return impl_->processes ? impl_->processes->size() : 1; }
 
 Plan Runtime::even_plan(const Problem& problem) const { return hetstencil::even_plan(impl_->infos, problem); }
 
 Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
   problem.validate();
+  if (processes() > 1) {
+    Plan plan = even_plan(problem);
+    plan.variant = options.variant;
+    plan.origin = "even over " + std::to_string(processes()) + " processes (the model plans one process only)";
+    return plan;
+  }
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   ProfileKeeper& keeper = *impl_->profile;
   const auto covered = [&] {
@@ -106,12 +126,14 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
 }
 
 std::optional<Prediction> Runtime::predict(const Problem& problem, const Plan& plan) {
+  if (processes() > 1) return std::nullopt;
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   const auto& profile = impl_->profile->profile();
   return profile ? predict_plan(*profile, impl_->infos, plan, problem) : std::nullopt;
 }
 
 int Runtime::learn(const Report& report, const VariantChoice& variant) {
+  if (processes() > 1) return 0;
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   return impl_->profile->learn(report, variant);
 }
@@ -122,6 +144,26 @@ std::string Runtime::profile_not_saved() const {
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   return impl_->profile->not_saved();
 }
+
+namespace {
+
+// The report of a solve of `plan`: where its split came from, and the plan's
+// prediction as the run went.
+Result finished(Result result, const Problem& problem, const Plan& plan) {
+  result.report.split = plan.origin.empty() ? "as given" : plan.origin;
+  result.report.left_out = plan.left_out;
+  if (plan.prediction) {
+    // As the run went: a tolerance may have stopped it early.
+    Prediction& p = result.report.predicted.emplace(*plan.prediction);
+    p.iterations = result.report.iterations;
+    p.checks = residual_checks(problem.stop, p.iterations);
+    p.total_s = p.setup_s + static_cast<double>(p.iterations) * p.iteration_s + static_cast<double>(p.checks) * p.check_s +
+                p.teardown_s;
+  }
+  return result;
+}
+
+}  // namespace
 
 Result Runtime::solve(const Problem& problem) { return solve(problem, plan(problem)); }
 
@@ -143,19 +185,20 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
     };
   }
   std::vector<Device*> devices;
-  for (auto& d : impl_->devices) devices.push_back(d.get());
-  Result result = execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s});
-  result.report.split = plan.origin.empty() ? "as given" : plan.origin;
-  result.report.left_out = plan.left_out;
-  if (plan.prediction) {
-    // As the run went: a tolerance may have stopped it early.
-    Prediction& p = result.report.predicted.emplace(*plan.prediction);
-    p.iterations = result.report.iterations;
-    p.checks = residual_checks(problem.stop, p.iterations);
-    p.total_s = p.setup_s + static_cast<double>(p.iterations) * p.iteration_s + static_cast<double>(p.checks) * p.check_s +
-                p.teardown_s;
+  if (!impl_->processes) {
+    for (auto& d : impl_->devices) devices.push_back(d.get());
+    return finished(execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s}), problem, plan);
   }
-  return result;
+  // Every process's devices by index, ours in place and null for the others'.
+  Spread spread{impl_->processes.get(), impl_->owner, {}};
+  std::size_t mine = 0;
+  for (std::size_t k = 0; k < impl_->infos.size(); ++k) {
+    spread.names.push_back(impl_->infos[k].name);
+    devices.push_back(impl_->owner[k] == rank() ? impl_->devices[mine++].get() : nullptr);
+  }
+  const Plan shared = rank0_plan(*impl_->processes, plan);
+  return finished(execute(problem, shared, devices, impl_->spins, ProgressWatch{watched, every_s}, &spread), problem,
+                  shared);
 }
 
 }  // namespace hetstencil

@@ -21,6 +21,9 @@
 namespace hetstencil::cli {
 namespace {
 
+// MPI_COMM_WORLD's handle when an MPI launcher started the command.
+std::optional<int> world;
+
 struct SolveOptions {
   ProblemOptions problem;
   double boundary = 0.0;
@@ -33,6 +36,7 @@ struct SolveOptions {
   bool learn = true;
   bool calibrate = true;
   double budget = 10.0;
+  std::string rank_devices = "all";
   // Options given on the command line (a saved plan must not be contradicted).
   std::set<std::string> given;
 };
@@ -93,11 +97,15 @@ int run_solve(SolveOptions o) {
     adopt_saved_plan(o, *saved);
   }
   const Problem p = make_problem(o.problem, o.boundary);
-  if (!o.output.empty()) check_writable(o.output);  // fail now, not after the solve
+  o.machine.communicator = world;
+  o.machine.rank_devices = o.rank_devices == "local" ? RankDevices::Local : RankDevices::All;
+  // Over several processes rank 0 alone writes and prints (the others' errors name their rank).
 
   // sync and blocked run on any devices; the asynchronous variants on one GPU alone.
   const VariantChoice variant = o.problem.variant_choice();
   Runtime runtime(o.machine);
+  const bool rank0 = runtime.rank() == 0;
+  if (rank0 && !o.output.empty()) check_writable(o.output);  // fail now, not after the solve
   const auto& devices = runtime.devices();
   if (!deterministic(variant.variant) && (devices.size() != 1 || devices.front().kind != DeviceKind::Gpu)) {
     HETSTENCIL_THROW(InvalidArgument, "--variant " + o.problem.variant + " runs on one GPU alone: choose it with "
@@ -124,9 +132,10 @@ int run_solve(SolveOptions o) {
                                variant.variant == Variant::Blocked ? "depth" : "alpha", variant.param);
   }
 
-  ProgressLine progress(!o.json);
+  ProgressLine progress(!o.json && rank0);
   const Result result = runtime.solve(p, plan, progress.callback());
   progress.finish();
+  if (!rank0) return 0;
   if (!o.output.empty()) {
     std::visit([&](const auto& grid) { write_npy(o.output, grid); }, result.solution);
   }
@@ -156,6 +165,8 @@ int run_solve(SolveOptions o) {
 
 }  // namespace
 
+void solve_over(int communicator) { world = communicator; }
+
 Command add_solve_command(CLI::App& app) {
   auto o = std::make_shared<SolveOptions>();
   CLI::App* sub = app.add_subcommand("solve", "Solve -(u_xx + u_yy) = f with Jacobi on every device");
@@ -182,10 +193,17 @@ Command add_solve_command(CLI::App& app) {
                 "without a model of this machine for the problem, split evenly instead of calibrating first");
   sub->add_option("--budget", o->budget, "seconds a first calibration may take")->transform(positive_number())
       ->capture_default_str();
+  sub->add_option("--rank-devices", o->rank_devices,
+                  "under an MPI launcher (mpirun -np N hetstencil solve): each process takes 'all' its machine's "
+                  "devices (one process a node) or the 'local' one its rank on the node names (one process a GPU "
+                  "or socket)")
+      ->check(CLI::IsMember({"all", "local"}))->capture_default_str();
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"
               "The right-hand side is a unit point load in the middle (h*h*f = 1 at one cell).\n"
-              "Results are bitwise equal to the sequential reference for any device split.");
+              "Results are bitwise equal to the sequential reference for any device split.\n"
+              "Under an MPI launcher (mpirun -np N hetstencil solve ...) the processes solve together: rank 0 splits\n"
+              "the rows evenly over every process's devices, prints the report and writes --output.");
   return [o, sub] {
     SolveOptions run = *o;
     for (const char* option : {"--nx", "--ny", "--precision", "--variant", "--depth", "--alpha", "--iters", "--tol",

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# `mpirun -np 3 hetstencil solve`: one solve over three processes, bitwise the
+# same solution as one process, for a fixed number of iterations and for a
+# tolerance stop (the same iteration count); a process that fails or dies ends
+# every process with our message, within seconds.
+#   test_mpi_solve.sh HETSTENCIL MPIEXEC CASE     (MPIEXEC "none": a build without MPI; skipped)
+# CASE: fixed | tolerance | fails | killed. Exits 77 (skipped) without MPI.
+set -euo pipefail
+cli=$1
+mpiexec=$2
+case=$3
+if [[ $mpiexec == none ]]; then
+  echo "skipped: this build has no MPI (HETSTENCIL_MPI=OFF)"
+  exit 77
+fi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export XDG_CACHE_HOME=$dir/cache
+# CI runs as root on 2 cores: OpenMPI needs both flags there.
+launch=("$mpiexec" --allow-run-as-root --oversubscribe -np 3)
+solve=(solve --cpu-devices 1 --threads 1 --no-learn --no-calibrate)
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+# The iterations a --json report gives.
+iterations() { grep -o '"iterations": *[0-9]*' "$1" | head -n 1 | grep -o '[0-9]*$'; }
+
+# The hetstencil processes mpiexec started (children of $1), from /proc alone.
+ranks_of() {
+  local stat
+  for stat in /proc/[0-9]*/stat; do
+    read -r pid name _ ppid _ 2>/dev/null < "$stat" || continue
+    [[ $ppid == "$1" && $name == "(hetstencil)" ]] && echo "$pid"
+  done
+  return 0
+}
+
+case $case in
+  fixed | tolerance)
+    stop=(--nx 40 --ny 30 --iters 300)
+    [[ $case == tolerance ]] && stop=(--nx 40 --ny 30 --iters 100000 --tol 1e-4 --check-every 7)
+    "$cli" "${solve[@]}" "${stop[@]}" --json -o "$dir/one.npy" > "$dir/one.json"
+    "${launch[@]}" "$cli" "${solve[@]}" "${stop[@]}" --json -o "$dir/three.npy" > "$dir/three.json"
+    cmp "$dir/one.npy" "$dir/three.npy" || fail "three processes' solution differs from one process's"
+    [[ $(iterations "$dir/one.json") == $(iterations "$dir/three.json") ]] ||
+      fail "iterations $(iterations "$dir/one.json") alone, $(iterations "$dir/three.json") over three processes"
+    [[ $case == fixed || $(iterations "$dir/one.json") -lt 100000 ]] || fail "the tolerance did not stop the solve"
+    # Rank 0 alone prints: one report, naming every process's device.
+    [[ $(grep -c '"iterations"' "$dir/three.json") == 1 ]] || fail "more than one process printed a report"
+    for r in 0 1 2; do grep -q "\"r$r.cpu0\"" "$dir/three.json" || fail "the report lacks rank $r's device"; done
+    ;;
+  fails)
+    # Rank 0 alone writes --output: its failure must end the others.
+    start=$SECONDS
+    if timeout 60 "${launch[@]}" "$cli" "${solve[@]}" --nx 40 --ny 30 --iters 100000000 -o "$dir/no/such/folder/u.npy" \
+        > "$dir/out" 2> "$dir/err"; then
+      fail "the job succeeded"
+    fi
+    ((SECONDS - start < 30)) || fail "the job took $((SECONDS - start)) s to end"
+    grep -q "hetstencil: error: rank 0 of 3: " "$dir/err" || { cat "$dir/err"; fail "no message naming rank 0"; }
+    ;;
+  killed)
+    "${launch[@]}" "$cli" "${solve[@]}" --nx 200 --ny 200 --iters 100000000 > "$dir/out" 2> "$dir/err" &
+    job=$!
+    for _ in $(seq 200); do
+      [[ $(ranks_of "$job" | wc -l) == 3 ]] && break
+      sleep 0.1
+    done
+    [[ $(ranks_of "$job" | wc -l) == 3 ]] || { kill "$job"; fail "three processes did not start"; }
+    sleep 1  # into the solve
+    start=$SECONDS
+    kill -KILL "$(ranks_of "$job" | tail -n 1)"
+    if wait "$job"; then fail "the job succeeded with a process killed"; fi
+    ((SECONDS - start < 30)) || fail "the job took $((SECONDS - start)) s to end"
+    [[ $(grep -c "ended by the launcher" "$dir/err") == 2 ]] ||
+      { cat "$dir/err"; fail "the two processes left did not both say why they ended"; }
+    ;;
+  *)
+    echo "test_mpi_solve.sh: unknown case $case" >&2
+    exit 2
+    ;;
+esac
+echo "ok: $case"
