@@ -4,7 +4,7 @@
 # tolerance stop (the same iteration count); a process that fails or dies ends
 # every process with our message, within seconds.
 #   test_mpi_solve.sh HETSTENCIL MPIEXEC CASE     (MPIEXEC "none": a build without MPI; skipped)
-# CASE: fixed | tolerance | fails | killed. Exits 77 (skipped) without MPI.
+# CASE: fixed | tolerance | local | fails | killed. Exits 77 (skipped) without MPI.
 set -euo pipefail
 cli=$1
 mpiexec=$2
@@ -18,7 +18,8 @@ trap 'rm -rf "$dir"' EXIT
 export XDG_CACHE_HOME=$dir/cache
 # CI runs as root on 2 cores: OpenMPI needs both flags there.
 launch=("$mpiexec" --allow-run-as-root --oversubscribe -np 3)
-solve=(solve --cpu-devices 1 --threads 1 --no-learn --no-calibrate)
+solve=(solve --threads 1 --no-learn --no-calibrate)
+one=(--cpu-devices 1)
 
 fail() {
   echo "FAIL: $*" >&2
@@ -42,8 +43,8 @@ case $case in
   fixed | tolerance)
     stop=(--nx 40 --ny 30 --iters 300)
     [[ $case == tolerance ]] && stop=(--nx 40 --ny 30 --iters 100000 --tol 1e-4 --check-every 7)
-    "$cli" "${solve[@]}" "${stop[@]}" --json -o "$dir/one.npy" > "$dir/one.json"
-    "${launch[@]}" "$cli" "${solve[@]}" "${stop[@]}" --json -o "$dir/three.npy" > "$dir/three.json"
+    "$cli" "${solve[@]}" "${one[@]}" "${stop[@]}" --json -o "$dir/one.npy" > "$dir/one.json"
+    "${launch[@]}" "$cli" "${solve[@]}" "${one[@]}" "${stop[@]}" --json -o "$dir/three.npy" > "$dir/three.json"
     cmp "$dir/one.npy" "$dir/three.npy" || fail "three processes' solution differs from one process's"
     [[ $(iterations "$dir/one.json") == $(iterations "$dir/three.json") ]] ||
       fail "iterations $(iterations "$dir/one.json") alone, $(iterations "$dir/three.json") over three processes"
@@ -52,10 +53,24 @@ case $case in
     [[ $(grep -c '"iterations"' "$dir/three.json") == 1 ]] || fail "more than one process printed a report"
     for r in 0 1 2; do grep -q "\"r$r.cpu0\"" "$dir/three.json" || fail "the report lacks rank $r's device"; done
     ;;
+  local)
+    # One process a device: rank r takes cpu r of the node's three.
+    "$cli" "${solve[@]}" "${one[@]}" --nx 40 --ny 30 --iters 200 -o "$dir/one.npy" > /dev/null
+    "${launch[@]}" "$cli" "${solve[@]}" --cpu-devices 3 --rank-devices local --nx 40 --ny 30 --iters 200 --json \
+      -o "$dir/three.npy" > "$dir/three.json"
+    cmp "$dir/one.npy" "$dir/three.npy" || fail "three processes' solution differs from one process's"
+    for r in 0 1 2; do grep -q "\"r$r.cpu$r\"" "$dir/three.json" || fail "rank $r did not take cpu$r"; done
+    # A process with no device of its own is refused, naming it; every process ends.
+    if timeout 60 "${launch[@]}" "$cli" "${solve[@]}" --cpu-devices 2 --rank-devices local --nx 40 --ny 30 \
+        --iters 200 > /dev/null 2> "$dir/err"; then
+      fail "three processes ran on two devices, one a process"
+    fi
+    grep -q "hetstencil: error: rank 2 of 3: .*offers 2 device(s)" "$dir/err" || { cat "$dir/err"; fail "no message naming rank 2"; }
+    ;;
   fails)
     # Rank 0 alone writes --output: its failure must end the others.
     start=$SECONDS
-    if timeout 60 "${launch[@]}" "$cli" "${solve[@]}" --nx 40 --ny 30 --iters 100000000 -o "$dir/no/such/folder/u.npy" \
+    if timeout 60 "${launch[@]}" "$cli" "${solve[@]}" "${one[@]}" --nx 40 --ny 30 --iters 100000000 -o "$dir/no/such/folder/u.npy" \
         > "$dir/out" 2> "$dir/err"; then
       fail "the job succeeded"
     fi
@@ -63,7 +78,7 @@ case $case in
     grep -q "hetstencil: error: rank 0 of 3: " "$dir/err" || { cat "$dir/err"; fail "no message naming rank 0"; }
     ;;
   killed)
-    "${launch[@]}" "$cli" "${solve[@]}" --nx 200 --ny 200 --iters 100000000 > "$dir/out" 2> "$dir/err" &
+    "${launch[@]}" "$cli" "${solve[@]}" "${one[@]}" --nx 200 --ny 200 --iters 100000000 > "$dir/out" 2> "$dir/err" &
     job=$!
     for _ in $(seq 200); do
       [[ $(ranks_of "$job" | wc -l) == 3 ]] && break
