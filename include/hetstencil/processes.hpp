@@ -39,7 +39,9 @@ class HETSTENCIL_API MpiSession {
   MpiSession();
   /// Finalises MPI.
   ~MpiSession();
+  /// One per process: not copied.
   MpiSession(const MpiSession&) = delete;
+  /// One per process: not assigned.
   MpiSession& operator=(const MpiSession&) = delete;
 
   /// MPI_COMM_WORLD as a Fortran handle, for RuntimeOptions::communicator.
