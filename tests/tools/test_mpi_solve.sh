@@ -4,7 +4,7 @@
 # tolerance stop (the same iteration count); a process that fails or dies ends
 # every process with our message, within seconds.
 #   test_mpi_solve.sh HETSTENCIL MPIEXEC CASE     (MPIEXEC "none": a build without MPI; skipped)
-# CASE: fixed | tolerance | local | fails | killed. Exits 77 (skipped) without MPI.
+# CASE: fixed | tolerance | blocked | local | fails | killed. Exits 77 (skipped) without MPI.
 set -euo pipefail
 cli=$1
 mpiexec=$2
@@ -52,6 +52,15 @@ case $case in
     # Rank 0 alone prints: one report, naming every process's device.
     [[ $(grep -c '"iterations"' "$dir/three.json") == 1 ]] || fail "more than one process printed a report"
     for r in 0 1 2; do grep -q "\"r$r.cpu0\"" "$dir/three.json" || fail "the report lacks rank $r's device"; done
+    ;;
+  blocked)
+    # Two devices a process (the shared-memory transport between them), three
+    # rows of ghosts a side: the same bits as one device alone.
+    deep=(--nx 50 --ny 37 --iters 101 --variant blocked --depth 3)
+    "$cli" "${solve[@]}" "${one[@]}" "${deep[@]}" -o "$dir/one.npy" > /dev/null
+    "${launch[@]}" "$cli" "${solve[@]}" --cpu-devices 2 "${deep[@]}" --json -o "$dir/six.npy" > "$dir/six.json"
+    cmp "$dir/one.npy" "$dir/six.npy" || fail "six devices over three processes differ from one device"
+    [[ $(grep -c '"name"' "$dir/six.json") == 6 ]] || fail "the report does not list six devices"
     ;;
   local)
     # One process a device: rank r takes cpu r of the node's three.
