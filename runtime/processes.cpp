@@ -9,6 +9,15 @@
 
 namespace hetstencil {
 
+namespace {
+
+// A device's name as gather_devices gives it.
+std::string spread_name(const Processes& processes, std::size_t rank, const std::string& name) {
+  return processes.size() > 1 ? "r" + std::to_string(rank) + "." + name : name;
+}
+
+}  // namespace
+
 bool has_mpi() { return mpi_built(); }
 
 bool launched_by_mpi() {
@@ -43,7 +52,7 @@ std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<D
     for (const auto& d : nlohmann::json::parse(gathered[r])) {
       DeviceInfo info;
       info.name = d[0].get<std::string>();
-      if (processes.size() > 1) info.name = "r" + std::to_string(r) + "." + info.name;
+      info.name = spread_name(processes, r, info.name);
       info.kind = d[1].get<std::string>() == "gpu" ? DeviceKind::Gpu : DeviceKind::Cpu;
       info.numa_node = d[2].get<int>();
       info.cores = d[3].get<std::vector<int>>();
@@ -52,6 +61,27 @@ std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<D
       info.key = d[6].get<std::string>();
       all.push_back(info);
       owner.push_back(static_cast<int>(r));
+    }
+  }
+  return all;
+}
+
+Profile gather_profiles(Processes& processes, const std::optional<Profile>& mine) {
+  const std::vector<std::string> gathered = processes.all_gather(mine ? to_json(*mine, -1) : std::string());
+  Profile all;
+  for (std::size_t r = 0; r < gathered.size(); ++r) {
+    if (gathered[r].empty()) continue;
+    const Profile theirs = profile_from_json(gathered[r], "rank " + std::to_string(r) + "'s profile");
+    for (const auto& [name, device] : theirs.devices) {
+      DeviceProfile renamed = device;
+      renamed.name = spread_name(processes, r, name);
+      all.devices[renamed.name] = renamed;
+    }
+    for (const auto& [key, link] : theirs.links) {
+      const std::size_t arrow = key.find("->");
+      if (arrow == std::string::npos) continue;
+      all.links[link_key(spread_name(processes, r, key.substr(0, arrow)),
+                         spread_name(processes, r, key.substr(arrow + 2)))] = link;
     }
   }
   return all;

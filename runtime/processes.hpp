@@ -2,6 +2,7 @@
 // offers, rank 0's plan, and the devices a process takes by its local rank.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/runtime.hpp"
+#include "model/profile.hpp"
 
 namespace hetstencil {
 
@@ -16,6 +18,12 @@ namespace hetstencil {
 /// several processes); `owner` receives each one's rank. Collective.
 std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<DeviceInfo>& mine,
                                        std::vector<int>& owner);
+
+/// One profile of every process's devices: each process's `mine` (keyed by
+/// its devices' names; nothing where it has none) under the names
+/// gather_devices gives them. Messages between processes have no figures (the
+/// model takes them as free). Collective.
+Profile gather_profiles(Processes& processes, const std::optional<Profile>& mine);
 
 /// Rank 0's plan (its parts and variant) on every process; the others keep
 /// their own origin and prediction. Collective.

@@ -1,5 +1,6 @@
 #include "hetstencil/runtime.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 #include "core/log.hpp"
@@ -19,9 +20,39 @@ struct Runtime::Impl {
   // Every process's devices; with one process, this one's.
   std::vector<DeviceInfo> infos;
   int spins = 0;
-  // A solve over several processes: who they are, and which holds each device.
+  // A solve over several processes: who they are, which holds each device,
+  // this one's devices, and every process's profile as the last plan() had it.
   std::unique_ptr<Processes> processes;
   std::vector<int> owner;
+  std::vector<DeviceInfo> mine;
+  std::optional<Profile> spread_profile;
+
+  // The plan over every process's devices: the model's where every process's
+  // profile covers its devices and it gives each process rows, else even.
+  Plan spread_plan(const Problem& problem, const VariantChoice& variant) {
+    spread_profile = gather_profiles(*processes, profile->profile());
+    const std::string over = std::to_string(processes->size()) + " processes";
+    std::string why = "no model of every process's devices for this problem; hetstencil calibrate on each node "
+                      "makes one";
+    if (covers(*spread_profile, infos, problem.precision, problem.nx, variant)) {
+      Topology described;  // GPU memory bounds are each process's: left to its own check before the solve
+      described.this_machine = false;
+      Plan plan = model_plan(*spread_profile, infos, described, problem, variant);
+      std::vector<bool> has_rows(static_cast<std::size_t>(processes->size()), false);
+      for (const Assignment& a : plan.parts) has_rows[static_cast<std::size_t>(owner[a.device])] = true;
+      const auto idle = std::find(has_rows.begin(), has_rows.end(), false);
+      if (idle == has_rows.end()) {
+        plan.origin = "planned over " + over + " from each one's profile (messages between them taken as free)";
+        return plan;
+      }
+      why = "the model leaves rank " + std::to_string(idle - has_rows.begin()) + " out, and every process takes part";
+    }
+    Plan plan = hetstencil::even_plan(infos, problem);
+    plan.variant = variant;
+    plan.origin = "even over " + over + " (" + why + ")";
+    plan.prediction = predict_plan(*spread_profile, infos, plan, problem);
+    return plan;
+  }
   // The devices (their threads and slabs) serve one solve at a time.
   std::mutex solving;
   std::unique_ptr<ProfileKeeper> profile;
@@ -71,6 +102,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   impl_->devices = std::move(machine.devices);
   for (const auto& d : impl_->devices) {
     impl_->infos.push_back(d->info());
+    impl_->mine.push_back(d->info());
     log::debug("{}: {}", d->info().name, d->info().description);
   }
   impl_->profile = std::make_unique<ProfileKeeper>(impl_->topology, std::move(machine.specs), options.profile);
@@ -90,16 +122,11 @@ Plan Runtime::even_plan(const Problem& problem) const { return hetstencil::even_
 
 Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
   problem.validate();
-  if (processes() > 1) {
-    Plan plan = even_plan(problem);
-    plan.variant = options.variant;
-    plan.origin = "even over " + std::to_string(processes()) + " processes (the model plans one process only)";
-    return plan;
-  }
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   ProfileKeeper& keeper = *impl_->profile;
+  // This process's devices: over several processes, each measures its own.
   const auto covered = [&] {
-    return keeper.profile() && covers(*keeper.profile(), impl_->infos, problem.precision, problem.nx, options.variant);
+    return keeper.profile() && covers(*keeper.profile(), impl_->mine, problem.precision, problem.nx, options.variant);
   };
   if (options.calibrate && !keeper.path().empty() && !covered()) {
     if (reporting_for == impl_.get()) {
@@ -110,6 +137,7 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
     const std::lock_guard<std::mutex> alone(impl_->solving);
     keeper.calibrate(problem, options.budget_s, options.variant, options.notify);
   }
+  if (processes() > 1) return impl_->spread_plan(problem, options.variant);
   if (covered()) {
     Plan plan = model_plan(*keeper.profile(), impl_->infos, impl_->topology, problem, options.variant);
     plan.origin = "planned from " + keeper.path();
@@ -126,9 +154,8 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
 }
 
 std::optional<Prediction> Runtime::predict(const Problem& problem, const Plan& plan) {
-  if (processes() > 1) return std::nullopt;
   const std::lock_guard<std::mutex> lock(impl_->modelling);
-  const auto& profile = impl_->profile->profile();
+  const auto& profile = processes() > 1 ? impl_->spread_profile : impl_->profile->profile();
   return profile ? predict_plan(*profile, impl_->infos, plan, problem) : std::nullopt;
 }
 

@@ -104,10 +104,13 @@ using ProgressCallback = std::function<void(const Progress&)>;
 /// Over several processes (RuntimeOptions::communicator): each process probes
 /// its own machine and takes its devices; devices() lists every process's, in
 /// rank order, named "rR.NAME" where there are several processes. The
-/// constructor and solve() are collective (every process calls them, with the
-/// same problem); rank 0's plan is the one every process runs. plan() splits
-/// evenly over all devices (the model plans one process only), predict()
-/// answers nothing and learn() learns nothing. The report of a solve covers
+/// constructor, plan() and solve() are collective (every process calls them,
+/// with the same problem); rank 0's plan is the one every process runs.
+/// plan() calibrates each process's own devices where asked, then plans over
+/// every process's profile (messages between processes taken as free), or
+/// splits evenly where a profile lacks a device or the model would leave a
+/// process out; predict() uses the profiles the last plan() gathered, and
+/// learn() learns nothing. The report of a solve covers
 /// every device on every process; rank 0's solution holds the whole grid (the
 /// others' their own rows). A process that fails during a solve ends every
 /// process of it (MPI_Abort), naming its rank on stderr: the others cannot be

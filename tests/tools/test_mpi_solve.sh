@@ -4,7 +4,7 @@
 # tolerance stop (the same iteration count); a process that fails or dies ends
 # every process with our message, within seconds.
 #   test_mpi_solve.sh HETSTENCIL MPIEXEC CASE     (MPIEXEC "none": a build without MPI; skipped)
-# CASE: fixed | tolerance | blocked | local | fails | killed. Exits 77 (skipped) without MPI.
+# CASE: fixed | tolerance | blocked | modelled | local | fails | killed. Exits 77 (skipped) without MPI.
 set -euo pipefail
 cli=$1
 mpiexec=$2
@@ -61,6 +61,20 @@ case $case in
     "${launch[@]}" "$cli" "${solve[@]}" --cpu-devices 2 "${deep[@]}" --json -o "$dir/six.npy" > "$dir/six.json"
     cmp "$dir/one.npy" "$dir/six.npy" || fail "six devices over three processes differ from one device"
     [[ $(grep -c '"name"' "$dir/six.json") == 6 ]] || fail "the report does not list six devices"
+    ;;
+  modelled)
+    # The node's profile (one calibration, which every process reads), rank 0
+    # plans over every process's devices and the report puts the prediction
+    # beside the measurement; the bits stay one process's.
+    grid=(--nx 64 --ny 90 --iters 100)
+    "$cli" calibrate "${one[@]}" --threads 1 --nx 64 --precision double --budget 3 > /dev/null
+    "$cli" "${solve[@]}" "${one[@]}" "${grid[@]}" -o "$dir/one.npy" > /dev/null
+    "${launch[@]}" "$cli" solve --threads 1 --no-learn --no-calibrate "${one[@]}" "${grid[@]}" --json \
+      -o "$dir/three.npy" > "$dir/three.json"
+    cmp "$dir/one.npy" "$dir/three.npy" || fail "three processes' solution differs from one process's"
+    [[ $(grep -c '"predicted_iteration_compute_s"' "$dir/three.json") == 3 ]] ||
+      fail "no prediction beside the measurement of each device"
+    grep -q 'over 3 processes' "$dir/three.json" || fail "the split does not say it spans three processes"
     ;;
   local)
     # One process a device: rank r takes cpu r of the node's three.

@@ -119,7 +119,7 @@ int run_solve(SolveOptions o) {
     planning.variant = variant;
     planning.calibrate = o.calibrate;
     planning.budget_s = o.budget;
-    planning.notify = tell;
+    if (rank0) planning.notify = tell;
     plan = runtime.plan(p, planning);
   } else {
     plan = saved ? plan_of(saved->names, saved->rows, devices) : forced_plan(o, p, devices);
@@ -202,8 +202,8 @@ Command add_solve_command(CLI::App& app) {
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"
               "The right-hand side is a unit point load in the middle (h*h*f = 1 at one cell).\n"
               "Results are bitwise equal to the sequential reference for any device split.\n"
-              "Under an MPI launcher (mpirun -np N hetstencil solve ...) the processes solve together: rank 0 splits\n"
-              "the rows evenly over every process's devices, prints the report and writes --output.");
+              "Under an MPI launcher (mpirun -np N hetstencil solve ...) the processes solve together: rank 0 plans\n"
+              "over every process's devices, prints the report and writes --output.");
   return [o, sub] {
     SolveOptions run = *o;
     for (const char* option : {"--nx", "--ny", "--precision", "--variant", "--depth", "--alpha", "--iters", "--tol",
