@@ -20,6 +20,7 @@
 #include "hetstencil/reference.hpp"
 #include "core/dispatch.hpp"
 #include "core/source_term.hpp"
+#include "runtime/processes.hpp"
 
 namespace hetstencil {
 namespace {
@@ -168,45 +169,31 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   const auto host_thread = [&](std::size_t k) { return devices[k]->info().name + "'s host thread"; };
 
   Report report;
-  const auto run = [&] {
-    report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, {}, host_thread);
-    const std::unique_ptr<Transport> transport =
-        make_transport(devices, rows, job, problem.h(), spins, links ? &*links : nullptr);
-    report.setup_s += run_on_threads(n, [&](std::size_t k) { transport->connect(k); }, {}, host_thread);
-    log::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
-    {
-      ProgressMonitor monitor(watch, *transport);
-      report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(transport->endpoint(k)); },
-                                      [&] { transport->abort(); }, host_thread);
-    }
-    report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
-    return transport->outcome();
-  };
-  const auto report_devices = [&] {
-    for (std::size_t k = 0; k < n; ++k) {
-      const DeviceTimes t = devices[k]->times();
-      report.devices.push_back(DeviceReport{names[k], rows[k].first, rows[k].count, t.compute_s, t.exchange_s,
-                                            t.check_s, t.total_s, t.compute_p90_s});
-    }
-  };
-  ExchangeOutcome outcome;
-  if (!spread) {
-    outcome = run();
-    report_devices();
-  } else {
-    try {
-      outcome = run();
-      report_devices();
-      spread->processes->gather_rows(grid.data(), job.row_bytes(), links->ranks);
-      gather_reports(*spread->processes, report);
-    } catch (const std::exception& e) {
-      spread->processes->abort(e.what(), 1);
-    }
+  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, {}, host_thread);
+  const std::unique_ptr<Transport> transport =
+      make_transport(devices, rows, job, problem.h(), spins, links ? &*links : nullptr);
+  report.setup_s += run_on_threads(n, [&](std::size_t k) { transport->connect(k); }, {}, host_thread);
+  log::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
+  {
+    ProgressMonitor monitor(watch, *transport);
+    report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(transport->endpoint(k)); },
+                                    [&] { transport->abort(); }, host_thread);
+  }
+  report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
+  for (std::size_t k = 0; k < n; ++k) {
+    const DeviceTimes t = devices[k]->times();
+    report.devices.push_back(DeviceReport{names[k], rows[k].first, rows[k].count, t.compute_s, t.exchange_s,
+                                          t.check_s, t.total_s, t.compute_p90_s});
+  }
+  if (spread) {
+    spread->processes->gather_rows(grid.data(), job.row_bytes(), links->ranks);
+    gather_reports(*spread->processes, report);
   }
 
   report.nx = problem.nx;
   report.ny = problem.ny;
   report.precision = problem.precision;
+  const ExchangeOutcome outcome = transport->outcome();
   report.iterations = outcome.final_iteration;
   report.converged = outcome.converged;
   report.residual = outcome.final_residual;
@@ -251,8 +238,12 @@ void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_
   }
 }
 
-Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
-               const ProgressWatch& watch, const Spread* spread) {
+namespace {
+
+// What execute() refuses before it allocates anything: a plan that does not
+// fit the problem, the variant or the processes, and slabs or host grids that
+// do not fit in memory (this process's).
+void check_solve(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, const Spread* spread) {
   problem.validate();
   validate_plan(plan, problem, devices.size());
   if (spread) rows_of_ranks(plan, *spread);
@@ -291,8 +282,31 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
     if (devices[part.device]) slabs.push_back({devices[part.device], RowRange{part.first_row, part.rows}});
   }
   check_memory_for(job, (job.grid_source ? 2 : 1) * grid_bytes(problem.nx, problem.ny, problem.precision), slabs);
-  return dispatch(problem.precision,
-                  [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch, spread); });
+}
+
+}  // namespace
+
+Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
+               const ProgressWatch& watch, const Spread* spread) {
+  const auto checks = [&] { check_solve(problem, plan, devices, spread); };
+  const auto solve = [&] {
+    return dispatch(problem.precision,
+                    [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch, spread); });
+  };
+  if (!spread) {
+    checks();
+    return solve();
+  }
+  // Every process learns whether any cannot take its part before they begin
+  // to exchange; once they have, a failure can only end them all.
+  agree(*spread->processes, checks);
+  std::optional<Result> result;
+  try {
+    result = solve();
+  } catch (const std::exception& e) {
+    spread->processes->abort(e.what(), 1);
+  }
+  return std::move(*result);
 }
 
 double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins) {

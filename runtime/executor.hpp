@@ -39,8 +39,9 @@ double solve_seconds(const Problem& problem, const Plan& plan, Device& device, i
 /// `spins`: how long waiting threads spin before sleeping (see Counter).
 /// With `spread`, collective over its processes: each runs its devices' parts
 /// of the same plan; rank 0's grid receives the whole solution (the others'
-/// hold their own rows) and every process's report covers every device. A
-/// failure once the processes have begun to exchange ends them all
+/// hold their own rows) and every process's report covers every device. What
+/// one process refuses before anything is allocated (its slabs do not fit...)
+/// every process throws (agree); a failure after that ends them all
 /// (Processes::abort): the others could not be told.
 Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
                const ProgressWatch& watch = {}, const Spread* spread = nullptr);

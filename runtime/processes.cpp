@@ -38,6 +38,24 @@ MpiSession::~MpiSession() { finalize_mpi(); }
 
 void MpiSession::abort(int code) const { abort_mpi(world_, code); }
 
+void agree(Processes& processes, const std::function<void()>& step) {
+  std::string failure;  // "": none; else 'I' (InvalidArgument) or 'E', then the message
+  try {
+    step();
+  } catch (const InvalidArgument& e) {
+    failure = std::string("I") + e.what();
+  } catch (const std::exception& e) {
+    failure = std::string("E") + e.what();
+  }
+  const std::vector<std::string> all = processes.all_gather(failure);
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].empty()) continue;
+    const std::string message = "rank " + std::to_string(r) + ": " + all[r].substr(1);
+    if (all[r][0] == 'I') HETSTENCIL_THROW(InvalidArgument, message);
+    HETSTENCIL_THROW(Error, message);
+  }
+}
+
 std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<DeviceInfo>& mine,
                                        std::vector<int>& owner) {
   nlohmann::json list = nlohmann::json::array();

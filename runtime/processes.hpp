@@ -2,6 +2,7 @@
 // offers, rank 0's plan, and the devices a process takes by its local rank.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,13 @@
 #include "model/profile.hpp"
 
 namespace hetstencil {
+
+/// Runs `step`, this process's part of a collective call (no collective in
+/// it), then tells every process whether each one's failed: where one did,
+/// every process throws its error (the first failing rank's, naming it;
+/// InvalidArgument where that was one, else Error), so that no process is
+/// left waiting for one that will not come. Collective.
+void agree(Processes& processes, const std::function<void()>& step);
 
 /// Every process's devices, in rank order (named "rR.NAME" when there are
 /// several processes); `owner` receives each one's rank. Collective.

@@ -89,24 +89,30 @@ class Reporting {
 }  // namespace
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->topology = load_topology(options.topology);
-  if (options.communicator) {
-    impl_->processes = join_processes(*options.communicator);
-    if (options.rank_devices == RankDevices::Local) {
+  if (options.communicator) impl_->processes = join_processes(*options.communicator);
+  const auto make = [&] {
+    impl_->topology = load_topology(options.topology);
+    if (impl_->processes && options.rank_devices == RankDevices::Local) {
       options.devices = local_device(impl_->topology, options, impl_->processes->local_rank());
     }
+    const DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true};
+    MachineDevices machine = make_devices(impl_->topology, mapping);
+    impl_->spins = machine.spins;
+    impl_->devices = std::move(machine.devices);
+    for (const auto& d : impl_->devices) {
+      impl_->mine.push_back(d->info());
+      log::debug("{}: {}", d->info().name, d->info().description);
+    }
+    impl_->profile = std::make_unique<ProfileKeeper>(impl_->topology, std::move(machine.specs), options.profile);
+  };
+  if (!impl_->processes) {
+    make();
+    impl_->infos = impl_->mine;
+    return;
   }
-  const DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true};
-  MachineDevices machine = make_devices(impl_->topology, mapping);
-  impl_->spins = machine.spins;
-  impl_->devices = std::move(machine.devices);
-  for (const auto& d : impl_->devices) {
-    impl_->infos.push_back(d->info());
-    impl_->mine.push_back(d->info());
-    log::debug("{}: {}", d->info().name, d->info().description);
-  }
-  impl_->profile = std::make_unique<ProfileKeeper>(impl_->topology, std::move(machine.specs), options.profile);
-  if (impl_->processes) impl_->infos = gather_devices(*impl_->processes, impl_->infos, impl_->owner);
+  // A process that cannot make its devices ends the constructor on every process.
+  agree(*impl_->processes, make);
+  impl_->infos = gather_devices(*impl_->processes, impl_->mine, impl_->owner);
 }
 
 Runtime::~Runtime() = default;
@@ -128,7 +134,8 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
   const auto covered = [&] {
     return keeper.profile() && covers(*keeper.profile(), impl_->mine, problem.precision, problem.nx, options.variant);
   };
-  if (options.calibrate && !keeper.path().empty() && !covered()) {
+  const auto calibrate = [&] {
+    if (!options.calibrate || keeper.path().empty() || covered()) return;
     if (reporting_for == impl_.get()) {
       HETSTENCIL_THROW(InvalidArgument, "Runtime::plan would calibrate from the progress callback of a solve on the "
                                         "same Runtime, which waits for that solve forever; plan after it returns");
@@ -136,8 +143,12 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
     // Measured alone: a solve beside it would slow both and skew the figures.
     const std::lock_guard<std::mutex> alone(impl_->solving);
     keeper.calibrate(problem, options.budget_s, options.variant, options.notify);
+  };
+  if (processes() > 1) {
+    agree(*impl_->processes, calibrate);
+    return impl_->spread_plan(problem, options.variant);
   }
-  if (processes() > 1) return impl_->spread_plan(problem, options.variant);
+  calibrate();
   if (covered()) {
     Plan plan = model_plan(*keeper.profile(), impl_->infos, impl_->topology, problem, options.variant);
     plan.origin = "planned from " + keeper.path();

@@ -3,10 +3,10 @@
 #include <mpi.h>
 
 #include <climits>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
+#include "core/log.hpp"
 #include "devices/transport/processes.hpp"
 #include "hetstencil/error.hpp"
 
@@ -159,9 +159,7 @@ class MpiProcesses final : public Processes {
   }
 
   [[noreturn]] void abort(const std::string& why, int code) override {
-    std::fprintf(stderr, "hetstencil: error: rank %d of %d: %s; ending every process of the solve\n", rank_, size_,
-                 why.c_str());
-    std::fflush(stderr);
+    log::error("rank {} of {}: {}; ending every process of the solve", rank_, size_, why);
     MPI_Abort(comm_, code);
     std::_Exit(code);  // MPI_Abort does not return; should it, this process still ends
   }

@@ -54,7 +54,7 @@ class Processes {
   virtual std::unique_ptr<Message> receive(int from, int tag, void* data, std::size_t bytes) = 0;
 
   /// Ends every process of the communicator with exit status `code`, after
-  /// `why` (naming this rank) on stderr: what a failure during a solve does,
+  /// logging `why` as an error naming this rank: what a failure during a solve does,
   /// since the others cannot be told otherwise and would wait forever.
   [[noreturn]] virtual void abort(const std::string& why, int code) = 0;
 };

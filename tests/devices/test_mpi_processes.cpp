@@ -1,7 +1,8 @@
 // The processes of a solve over MPI (mpi_processes.cpp), run by ctest as
 // `mpiexec -np 3 test_mpi_processes`: gathers and broadcasts, the residual's
-// row sums the same on every process, the solution's rows on rank 0, and
-// messages between neighbours. Skipped in a build without MPI or without a
+// row sums the same on every process, the solution's rows on rank 0,
+// messages between neighbours, and one process's failure thrown on every
+// process (agree). Skipped in a build without MPI or without a
 // launcher.
 #include <gtest/gtest.h>
 
@@ -12,7 +13,9 @@
 #include <vector>
 
 #include "devices/transport/processes.hpp"
+#include "hetstencil/error.hpp"
 #include "hetstencil/processes.hpp"
+#include "runtime/processes.hpp"
 
 namespace hetstencil {
 namespace {
@@ -95,6 +98,19 @@ TEST_F(MpiTest, AnAbortEndsAWaitForAMessageNeverSent) {
   double got = 0.0;
   auto in = processes_->receive((processes_->rank() + 1) % processes_->size(), 99, &got, sizeof got);
   EXPECT_THROW(wait_for(*in, abort), Aborted);
+}
+
+TEST_F(MpiTest, OneProcesssFailureIsEveryProcesssNamingIt) {
+  const int rank = processes_->rank();
+  try {
+    agree(*processes_, [&] {
+      if (rank == 1) HETSTENCIL_THROW(InvalidArgument, "its slab does not fit");
+    });
+    ADD_FAILURE() << "rank " << rank << " went on";
+  } catch (const InvalidArgument& e) {
+    EXPECT_EQ(std::string(e.what()), "rank 1: its slab does not fit");
+  }
+  EXPECT_NO_THROW(agree(*processes_, [] {}));
 }
 
 }  // namespace
