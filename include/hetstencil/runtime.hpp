@@ -112,9 +112,11 @@ using ProgressCallback = std::function<void(const Progress&)>;
 /// process out; predict() uses the profiles the last plan() gathered, and
 /// learn() learns nothing. The report of a solve covers
 /// every device on every process; rank 0's solution holds the whole grid (the
-/// others' their own rows). A process that fails during a solve ends every
-/// process of it (MPI_Abort), naming its rank on stderr: the others cannot be
-/// told otherwise.
+/// others' their own rows). What one process refuses before a solve begins
+/// (its devices, its calibration, its part of the plan, its memory) every
+/// process throws, naming that rank; a process that fails during a solve ends
+/// every process of it (MPI_Abort) after an error naming its rank: the others
+/// cannot be told otherwise.
 class HETSTENCIL_API Runtime {
  public:
   /// Probes (or reads) the machine, makes its devices and starts their
