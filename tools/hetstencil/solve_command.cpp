@@ -99,11 +99,11 @@ int run_solve(SolveOptions o) {
   const Problem p = make_problem(o.problem, o.boundary);
   o.machine.communicator = world;
   o.machine.rank_devices = o.rank_devices == "local" ? RankDevices::Local : RankDevices::All;
-  // Over several processes rank 0 alone writes and prints (the others' errors name their rank).
 
   // sync and blocked run on any devices; the asynchronous variants on one GPU alone.
   const VariantChoice variant = o.problem.variant_choice();
   Runtime runtime(o.machine);
+  // Over several processes rank 0 alone writes and prints (the others' errors name their rank).
   const bool rank0 = runtime.rank() == 0;
   if (rank0 && !o.output.empty()) check_writable(o.output);  // fail now, not after the solve
   const auto& devices = runtime.devices();
