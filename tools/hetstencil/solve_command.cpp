@@ -195,8 +195,8 @@ Command add_solve_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--rank-devices", o->rank_devices,
                   "under an MPI launcher (mpirun -np N hetstencil solve): each process takes 'all' its machine's "
-                  "devices (one process a node) or the 'local' one its rank on the node names (one process a GPU "
-                  "or socket)")
+                  "devices (one process a node) or the 'local' one its rank on the node names, in device order "
+                  "(with --devices gpu, one process a GPU)")
       ->check(CLI::IsMember({"all", "local"}))->capture_default_str();
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"
