@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <string>
 #include <thread>
 
 #include "hetstencil/error.hpp"
@@ -17,11 +18,16 @@ constexpr int kUp = 2;
 
 }  // namespace
 
-void wait_for(Message& message, const std::atomic<bool>& abort) {
+void wait_for(Message& message, const std::atomic<bool>& abort, const std::string& what, double limit_s) {
   // Spin a little (a neighbour's rows usually arrive within microseconds),
   // then yield the core: processes may share cores.
+  const auto start = std::chrono::steady_clock::now();
   for (int polls = 0; !message.done(); ++polls) {
     if (abort.load()) HETSTENCIL_THROW(Aborted, "stopped: another device of this solve failed");
+    if (polls % 1024 == 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > limit_s) {
+      HETSTENCIL_THROW(Error, "no " + what + " for " + std::to_string(static_cast<int>(limit_s)) +
+                                  " s: that process has stopped answering");
+    }
     if (polls < 1000) {
       std::this_thread::yield();
     } else {
@@ -35,6 +41,9 @@ class ProcessTransport::End final : public Endpoint {
   End(ProcessTransport& owner, std::size_t k) : owner_(owner), k_(k), inner_(owner.local_.endpoint(k)) {
     remote_[0] = k == 0 ? owner.links_.above : -1;
     remote_[1] = k + 1 == owner.halos_.size() ? owner.links_.below : -1;
+    for (std::size_t side = 0; side < 2; ++side) {
+      links_[side].what_sent = "delivery of edge rows to rank " + std::to_string(remote_[side]);
+    }
   }
   End(const End&) = delete;
   End& operator=(const End&) = delete;
@@ -44,7 +53,7 @@ class ProcessTransport::End final : public Endpoint {
     for (Link& link : links_) {
       if (!link.sent || inner_.abort_flag().load()) continue;
       try {
-        wait_for(*link.sent, inner_.abort_flag());
+        wait_for(*link.sent, inner_.abort_flag(), link.what_sent, owner_.links_.silence_limit_s);
       } catch (const Error&) {
       }
     }
@@ -69,7 +78,7 @@ class ProcessTransport::End final : public Endpoint {
     for (Side side : {Side::Top, Side::Bottom}) {
       Link& link = links_[index(side)];
       if (remote(side) < 0 || link.rows_to_send == 0) continue;
-      if (link.sent) wait_for(*link.sent, inner_.abort_flag());
+      if (link.sent) wait_for(*link.sent, inner_.abort_flag(), link.what_sent, owner_.links_.silence_limit_s);
       const std::size_t row_bytes = owner_.job_.row_bytes();
       const RowBlock from = halo().host_edge(side, t);
       link.out.resize(static_cast<std::size_t>(link.rows_to_send) * row_bytes);
@@ -105,7 +114,9 @@ class ProcessTransport::End final : public Endpoint {
     Arrival(End& end, Side side, std::int64_t t, std::int64_t rows, std::unique_ptr<Message> message)
         : end_(end), side_(side), t_(t), rows_(rows), message_(std::move(message)) {}
     void wait() override {
-      wait_for(*message_, end_.inner_.abort_flag());
+      const int from = end_.remote(side_);
+      wait_for(*message_, end_.inner_.abort_flag(), "ghost rows from rank " + std::to_string(from),
+               end_.owner_.links_.silence_limit_s);
       const std::size_t row_bytes = end_.owner_.job_.row_bytes();
       HaloRows& mine = end_.halo();
       mine.mover().from_host(mine.ghost(side_, t_), RowBlock{end_.links_[index(side_)].in.data(), row_bytes}, rows_,
@@ -124,6 +135,7 @@ class ProcessTransport::End final : public Endpoint {
     std::vector<char> out;
     std::vector<char> in;
     std::unique_ptr<Message> sent;
+    std::string what_sent;  // "edge rows to rank 2", for a wait that lasts
     std::int64_t rows_to_send = 0;
   };
 

@@ -59,8 +59,15 @@ class Processes {
   [[noreturn]] virtual void abort(const std::string& why, int code) = 0;
 };
 
-/// Waits for `message`, polling; throws Aborted once `abort` is set.
-void wait_for(Message& message, const std::atomic<bool>& abort);
+/// How long a solve waits for another process's message before it takes that
+/// process for stuck (MPI tells of a process that dies, not of one that
+/// hangs): far beyond any round's time.
+constexpr double kSilenceLimitS = 600.0;
+
+/// Waits for `message` (`what`: "ghost rows from rank 2"), polling; throws
+/// Aborted once `abort` is set, Error after `limit_s` seconds.
+void wait_for(Message& message, const std::atomic<bool>& abort, const std::string& what,
+              double limit_s = kSilenceLimitS);
 
 /// Whether this build has MPI.
 bool mpi_built();

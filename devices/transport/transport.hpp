@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "devices/device.hpp"
+#include "devices/transport/processes.hpp"
 
 namespace hetstencil {
 
@@ -107,8 +108,6 @@ class Transport {
   virtual ExchangeOutcome outcome() = 0;
 };
 
-class Processes;
-
 /// Where a solve spans processes: who holds the rows beside this process's,
 /// and every process's rows (each a block of consecutive rows, in rank order).
 struct ProcessLinks {
@@ -116,6 +115,8 @@ struct ProcessLinks {
   int above = -1;  ///< the rank holding the rows just above ours (-1: none)
   int below = -1;  ///< the rank holding the rows just below ours (-1: none)
   std::vector<RowRange> ranks;  ///< by rank
+  /// How long a device waits for a neighbour's message.
+  double silence_limit_s = kSilenceLimitS;
 };
 
 /// The transport for `devices` (attached, in row order, holding `rows`) of a

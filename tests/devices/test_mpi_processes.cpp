@@ -87,8 +87,8 @@ TEST_F(MpiTest, NeighboursExchangeMessagesInOrder) {
     double got = -1.0;
     auto out = processes_->send(next, 1, &sent, sizeof sent);
     auto in = processes_->receive(previous, 1, &got, sizeof got);
-    wait_for(*in, abort);
-    wait_for(*out, abort);
+    wait_for(*in, abort, "a message from the previous rank");
+    wait_for(*out, abort, "a message to the next rank");
     EXPECT_EQ(got, previous * 100.0 + round);
   }
 }
@@ -97,7 +97,7 @@ TEST_F(MpiTest, AnAbortEndsAWaitForAMessageNeverSent) {
   std::atomic<bool> abort{true};
   double got = 0.0;
   auto in = processes_->receive((processes_->rank() + 1) % processes_->size(), 99, &got, sizeof got);
-  EXPECT_THROW(wait_for(*in, abort), Aborted);
+  EXPECT_THROW(wait_for(*in, abort, "a message never sent"), Aborted);
 }
 
 TEST_F(MpiTest, OneProcesssFailureIsEveryProcesssNamingIt) {

@@ -4,7 +4,7 @@
 // transport), ranks 0 and 2 one each. Ghost rows hold the neighbour's edge
 // rows of the iterate asked for, whichever process it is in; the residual
 // check has the bits of one reduction over every row; an abort ends a wait
-// for a process that never sends.
+// for a process that never sends, and so does its silence after the limit.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -161,7 +161,7 @@ struct Spread {
   std::vector<std::pair<int, std::size_t>> where;             // by device: rank and index there
   StencilJob job = job_of(4);
 
-  Spread() {
+  explicit Spread(double silence_limit_s = kSilenceLimitS) {
     const std::vector<std::vector<int>> devices_of_rank{{0}, {1, 2}, {3}};
     const std::vector<RowRange> ranks{{1, 1}, {2, 2}, {4, 1}};
     for (int r = 0; r < kRanks; ++r) {
@@ -175,7 +175,7 @@ struct Spread {
         where.emplace_back(r, halos.size() - 1);
       }
       transports.push_back(std::make_unique<ProcessTransport>(
-          halos, slabs, job, 0.5, 50, ProcessLinks{processes.back().get(), r - 1, r + 1 < kRanks ? r + 1 : -1, ranks}));
+          halos, slabs, job, 0.5, 50, ProcessLinks{processes.back().get(), r - 1, r + 1 < kRanks ? r + 1 : -1, ranks, silence_limit_s}));
       for (std::size_t k = 0; k < halos.size(); ++k) transports.back()->connect(k);
     }
   }
@@ -251,6 +251,22 @@ TEST(ProcessTransport, AnAbortEndsAWaitForAProcessThatNeverSends) {
   Completion fill = port.receive(Side::Bottom, 1, 1);
   EXPECT_THROW(fill.wait(), Aborted);
   set_abort.join();
+}
+
+TEST(ProcessTransport, AProcessSilentBeyondTheLimitEndsTheWaitNamingIt) {
+  Spread s(0.2);
+  Endpoint& port = s.endpoint(0);
+  port.send(Side::Bottom, 1, 1);
+  port.post(1);
+  Completion fill = port.receive(Side::Bottom, 1, 1);
+  try {
+    fill.wait();
+    ADD_FAILURE() << "the wait ended without rows";
+  } catch (const Aborted&) {
+    ADD_FAILURE() << "the wait was aborted, not timed out";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ghost rows from rank 1"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
