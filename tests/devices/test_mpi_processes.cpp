@@ -2,7 +2,8 @@
 // `mpiexec -np 3 test_mpi_processes`: gathers and broadcasts, the residual's
 // row sums the same on every process, the solution's rows on rank 0,
 // messages between neighbours, and one process's failure thrown on every
-// process (agree). Skipped in a build without MPI or without a
+// process (agree); and a Runtime on the communicator, as an application makes
+// one, solving with the reference's bits. Skipped in a build without MPI or without a
 // launcher.
 #include <gtest/gtest.h>
 
@@ -15,6 +16,8 @@
 #include "devices/transport/processes.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/processes.hpp"
+#include "hetstencil/reference.hpp"
+#include "hetstencil/runtime.hpp"
 #include "runtime/processes.hpp"
 
 namespace hetstencil {
@@ -111,6 +114,29 @@ TEST_F(MpiTest, OneProcesssFailureIsEveryProcesssNamingIt) {
     EXPECT_EQ(std::string(e.what()), "rank 1: its slab does not fit");
   }
   EXPECT_NO_THROW(agree(*processes_, [] {}));
+}
+
+TEST_F(MpiTest, ARuntimeOnTheCommunicatorSolvesWithTheReferencesBits) {
+  RuntimeOptions o;
+  o.cpu_devices = 2;
+  o.threads_per_device = 1;
+  o.profile = "/nonexistent/profile.json";  // no model: rank 0 splits evenly, nothing is written
+  o.communicator = session->world();
+  Runtime runtime(o);
+  EXPECT_EQ(runtime.rank(), processes_->rank());
+  EXPECT_EQ(runtime.processes(), processes_->size());
+  ASSERT_EQ(runtime.devices().size(), 2u * static_cast<std::size_t>(processes_->size()));
+  EXPECT_EQ(runtime.devices()[2].name, processes_->size() > 1 ? "r1.cpu0" : "cpu0");
+  Problem p;
+  p.nx = 20;
+  p.ny = 23;
+  p.stop.max_iterations = 60;
+  const Result r = runtime.solve(p, runtime.plan(p));
+  ASSERT_EQ(r.report.devices.size(), runtime.devices().size());  // every process's, on every process
+  EXPECT_EQ(r.report.iterations, 60);
+  if (processes_->rank() == 0) {
+    EXPECT_TRUE(same_bits(r.solution, solve_reference(p).solution));
+  }
 }
 
 }  // namespace
