@@ -28,29 +28,36 @@ int checked_count(std::size_t count, const char* what) {
   return static_cast<int>(count);
 }
 
+// Requests under way: a message (cancelled should it be left unfinished, its
+// solve aborted, so that it does not outlive its buffer) or the parts of a
+// non-blocking collective (which MPI lets no one cancel: left to MPI_Abort).
 class MpiMessage final : public Message {
  public:
-  MpiMessage(int rank, const char* what) : rank_(rank), what_(what) {}
+  MpiMessage(int rank, const char* what, bool collective = false)
+      : rank_(rank), what_(what), collective_(collective) {}
   ~MpiMessage() override {
-    // A message left under way (its solve aborted) must not outlive its buffer.
-    if (request_ != MPI_REQUEST_NULL) {
-      MPI_Cancel(&request_);
-      MPI_Request_free(&request_);
+    if (collective_) return;
+    for (MPI_Request& r : requests_) {
+      if (r == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(&r);
+      MPI_Request_free(&r);
     }
   }
   bool done() override {
     int flag = 0;
-    const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+    const int rc = MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag, MPI_STATUSES_IGNORE);
     if (rc != MPI_SUCCESS) {
       HETSTENCIL_THROW(Error, "rank " + std::to_string(rank_) + ": " + what_ + " failed: " + mpi_text(rc));
     }
     return flag != 0;
   }
-  MPI_Request request_ = MPI_REQUEST_NULL;
+  MPI_Request& add() { return requests_.emplace_back(MPI_REQUEST_NULL); }
 
  private:
   int rank_;
   const char* what_;
+  bool collective_;
+  std::vector<MPI_Request> requests_;
 };
 
 class MpiProcesses final : public Processes {
@@ -113,17 +120,22 @@ class MpiProcesses final : public Processes {
     return out;
   }
 
-  void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs) override {
+  // Non-blocking, so that a process that hangs ends the wait (wait_for's limit).
+  void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs,
+                    const std::atomic<bool>& abort, double limit_s) override {
     std::vector<int> counts, offsets;
     for (const RowRange& r : ranks) {
       counts.push_back(static_cast<int>(r.count));  // rows of a grid: below 2^31
       offsets.push_back(static_cast<int>(r.first - 1));
     }
-    check(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sums.data(), counts.data(), offsets.data(), MPI_DOUBLE,
-                         comm_),
+    MpiMessage combined(rank_, "gathering the residual's row sums", true);
+    check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sums.data(), counts.data(), offsets.data(), MPI_DOUBLE,
+                          comm_, &combined.add()),
           "gathering the residual's row sums");
     // The largest is the same whatever the order.
-    check(MPI_Allreduce(MPI_IN_PLACE, &max_abs, 1, MPI_DOUBLE, MPI_MAX, comm_), "reducing the largest residual");
+    check(MPI_Iallreduce(MPI_IN_PLACE, &max_abs, 1, MPI_DOUBLE, MPI_MAX, comm_, &combined.add()),
+          "reducing the largest residual");
+    wait_for(combined, abort, "residual row sums from every process", limit_s);
   }
 
   void gather_rows(void* grid, std::size_t row_bytes, const std::vector<RowRange>& ranks) override {
@@ -146,14 +158,14 @@ class MpiProcesses final : public Processes {
 
   std::unique_ptr<Message> send(int to, int tag, const void* data, std::size_t bytes) override {
     auto m = std::make_unique<MpiMessage>(rank_, "sending edge rows");
-    check(MPI_Isend(data, checked_count(bytes, "edge rows' bytes"), MPI_BYTE, to, tag, comm_, &m->request_),
+    check(MPI_Isend(data, checked_count(bytes, "edge rows' bytes"), MPI_BYTE, to, tag, comm_, &m->add()),
           "sending edge rows to rank " + std::to_string(to));
     return m;
   }
 
   std::unique_ptr<Message> receive(int from, int tag, void* data, std::size_t bytes) override {
     auto m = std::make_unique<MpiMessage>(rank_, "receiving ghost rows");
-    check(MPI_Irecv(data, checked_count(bytes, "ghost rows' bytes"), MPI_BYTE, from, tag, comm_, &m->request_),
+    check(MPI_Irecv(data, checked_count(bytes, "ghost rows' bytes"), MPI_BYTE, from, tag, comm_, &m->add()),
           "receiving ghost rows from rank " + std::to_string(from));
     return m;
   }

@@ -157,7 +157,8 @@ ProcessTransport::ProcessTransport(std::vector<HaloRows*> halos, std::vector<Row
       links_(std::move(links)),
       local_(std::move(halos), std::move(rows), job, h, spins,
              [this](std::vector<double>& row_sums, double& max_abs) {
-               links_.processes->combine_rows(row_sums, links_.ranks, max_abs);
+               links_.processes->combine_rows(row_sums, links_.ranks, max_abs, local_.endpoint(0).abort_flag(),
+                                              links_.silence_limit_s);
              }) {
   for (std::size_t k = 0; k < halos_.size(); ++k) ends_.push_back(std::make_unique<End>(*this, k));
 }

@@ -42,8 +42,10 @@ class Processes {
   /// `sums` (one per grid row, row 1 first) holds this process's rows
   /// `ranks[rank()]`; on return it holds every process's rows (ranks[r] are
   /// process r's rows, in row order, covering the grid), and `max_abs` is the
-  /// largest over the processes. The same bits on every process.
-  virtual void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs) = 0;
+  /// largest over the processes. The same bits on every process. Waits as
+  /// wait_for does (`abort`, `limit_s`).
+  virtual void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs,
+                            const std::atomic<bool>& abort, double limit_s) = 0;
   /// Rank 0's `grid` (rows of `row_bytes`, row 0 the boundary) receives every
   /// process's rows `ranks[r]`.
   virtual void gather_rows(void* grid, std::size_t row_bytes, const std::vector<RowRange>& ranks) = 0;

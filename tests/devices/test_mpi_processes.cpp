@@ -54,7 +54,8 @@ TEST_F(MpiTest, EveryProcessGetsEveryRowsSumAndTheLargest) {
   std::vector<double> sums(10, -1.0);
   for (std::int64_t row = mine.first; row < mine.end(); ++row) sums[static_cast<std::size_t>(row - 1)] = value_of_row(row);
   double max_abs = 1.0 + processes_->rank() * 0.5;
-  processes_->combine_rows(sums, kRanks, max_abs);
+  const std::atomic<bool> abort{false};
+  processes_->combine_rows(sums, kRanks, max_abs, abort, kSilenceLimitS);
   for (std::int64_t row = 1; row <= 10; ++row) {
     const double expected = value_of_row(row);
     EXPECT_EQ(std::memcmp(&sums[static_cast<std::size_t>(row - 1)], &expected, sizeof(double)), 0) << "row " << row;

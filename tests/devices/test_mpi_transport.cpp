@@ -106,7 +106,8 @@ class FakeProcesses final : public Processes {
   std::string broadcast(const std::string&) override { unused(); }
   void gather_rows(void*, std::size_t, const std::vector<RowRange>&) override { unused(); }
 
-  void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs) override {
+  void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs,
+                    const std::atomic<bool>&, double) override {
     std::unique_lock<std::mutex> lock(world_.mutex);
     const int generation = world_.generation;
     if (world_.arrived == 0) {
