@@ -92,13 +92,18 @@ class ProcessTransport::End final : public Endpoint {
     }
   }
 
+  // The rows come into a buffer whose receive was posted at the end of the
+  // round before (expect), so that they land as soon as they are sent.
   Completion receive(Side side, std::int64_t t, std::int64_t rows) override {
     if (remote(side) < 0) return inner_.receive(side, t, rows);
     Link& link = links_[index(side)];
-    link.in.resize(static_cast<std::size_t>(rows) * owner_.job_.row_bytes());
-    std::unique_ptr<Message> message = owner_.links_.processes->receive(
-        remote(side), side == Side::Top ? kDown : kUp, link.in.data(), link.in.size());
-    return Completion(std::make_unique<Arrival>(*this, side, t, rows, std::move(message)));
+    if (!link.arriving) expect(side, rows);
+    if (rows != link.rows_arriving) {
+      HETSTENCIL_THROW(Error, "rows a round from rank " + std::to_string(remote(side)) + " went from " +
+                                  std::to_string(link.rows_arriving) + " to " + std::to_string(rows));
+    }
+    return Completion(std::make_unique<Arrival>(*this, side, t, rows, std::move(link.arriving),
+                                                link.in[link.slot].data()));
   }
 
   CheckOutcome check(std::int64_t t, const double* row_sums, double max_abs) override {
@@ -108,19 +113,21 @@ class ProcessTransport::End final : public Endpoint {
   std::atomic<bool>& abort_flag() override { return inner_.abort_flag(); }
 
  private:
-  // Rows arriving from another process, copied into the ghost rows on arrival.
+  // Rows arriving from another process, copied into the ghost rows on
+  // arrival; the next round's receive is posted then, into the other buffer
+  // (the device has finished its copies from it before it posts again).
   class Arrival final : public Completion::Pending {
    public:
-    Arrival(End& end, Side side, std::int64_t t, std::int64_t rows, std::unique_ptr<Message> message)
-        : end_(end), side_(side), t_(t), rows_(rows), message_(std::move(message)) {}
+    Arrival(End& end, Side side, std::int64_t t, std::int64_t rows, std::unique_ptr<Message> message, char* data)
+        : end_(end), side_(side), t_(t), rows_(rows), message_(std::move(message)), data_(data) {}
     void wait() override {
       const int from = end_.remote(side_);
       wait_for(*message_, end_.inner_.abort_flag(), "ghost rows from rank " + std::to_string(from),
                end_.owner_.links_.silence_limit_s);
       const std::size_t row_bytes = end_.owner_.job_.row_bytes();
       HaloRows& mine = end_.halo();
-      mine.mover().from_host(mine.ghost(side_, t_), RowBlock{end_.links_[index(side_)].in.data(), row_bytes}, rows_,
-                             row_bytes);
+      mine.mover().from_host(mine.ghost(side_, t_), RowBlock{data_, row_bytes}, rows_, row_bytes);
+      end_.expect(side_, rows_);
     }
 
    private:
@@ -129,11 +136,28 @@ class ProcessTransport::End final : public Endpoint {
     std::int64_t t_;
     std::int64_t rows_;
     std::unique_ptr<Message> message_;
+    char* data_;
   };
+
+  // Posts the receive of the neighbour's next rows on `side`, into the buffer
+  // the last rows did not use. One is left posted after the last round: its
+  // message (MpiMessage) cancels it.
+  void expect(Side side, std::int64_t rows) {
+    Link& link = links_[index(side)];
+    link.slot = 1 - link.slot;
+    std::vector<char>& buffer = link.in[link.slot];
+    buffer.resize(static_cast<std::size_t>(rows) * owner_.job_.row_bytes());
+    link.rows_arriving = rows;
+    link.arriving = owner_.links_.processes->receive(remote(side), side == Side::Top ? kDown : kUp, buffer.data(),
+                                                     buffer.size());
+  }
 
   struct Link {
     std::vector<char> out;
-    std::vector<char> in;
+    std::vector<char> in[2];  // a round's rows arrive in in[slot], the next round's in the other
+    int slot = 1;
+    std::unique_ptr<Message> arriving;
+    std::int64_t rows_arriving = 0;
     std::unique_ptr<Message> sent;
     std::string what_sent;  // "edge rows to rank 2", for a wait that lasts
     std::int64_t rows_to_send = 0;
