@@ -2,7 +2,7 @@
 # `mpirun -np 3 hetstencil solve`: one solve over three processes, bitwise the
 # same solution as one process, for a fixed number of iterations and for a
 # tolerance stop (the same iteration count); a process that fails or dies ends
-# every process with our message, within seconds.
+# every process with our message, within seconds; other commands are refused.
 #   test_mpi_solve.sh HETSTENCIL MPIEXEC CASE     (MPIEXEC "none": a build without MPI; skipped)
 # CASE: fixed | tolerance | blocked | modelled | local | fails | killed. Exits 77 (skipped) without MPI.
 set -euo pipefail
@@ -99,6 +99,9 @@ case $case in
     fi
     ((SECONDS - start < 30)) || fail "the job took $((SECONDS - start)) s to end"
     grep -q "hetstencil: error: rank 0 of 3: " "$dir/err" || { cat "$dir/err"; fail "no message naming rank 0"; }
+    # Only solve spans processes: another command under the launcher is refused.
+    if timeout 60 "${launch[@]}" "$cli" probe > /dev/null 2> "$dir/err"; then fail "probe ran under mpiexec -np 3"; fi
+    grep -q "only 'hetstencil solve' runs over several processes" "$dir/err" || { cat "$dir/err"; fail "probe not refused"; }
     ;;
   killed)
     "${launch[@]}" "$cli" "${solve[@]}" "${one[@]}" --nx 200 --ny 200 --iters 100000000 > "$dir/out" 2> "$dir/err" &
