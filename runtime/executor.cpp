@@ -7,7 +7,10 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "core/log.hpp"
 #include "devices/memory.hpp"
@@ -17,6 +20,7 @@
 #include "hetstencil/reference.hpp"
 #include "core/dispatch.hpp"
 #include "core/source_term.hpp"
+#include "runtime/processes.hpp"
 
 namespace hetstencil {
 namespace {
@@ -79,9 +83,59 @@ StencilJob job_of(const Problem& problem, const Plan& plan) {
   return job;
 }
 
+// Each process's rows: the plan gives each a block of consecutive rows, in
+// rank order. Throws InvalidArgument otherwise.
+std::vector<RowRange> rows_of_ranks(const Plan& plan, const Spread& spread) {
+  const int size = spread.processes->size();
+  std::vector<RowRange> ranks(static_cast<std::size_t>(size), RowRange{1, 0});
+  int previous = 0;
+  for (const auto& part : plan.parts) {
+    const int r = spread.owner[part.device];
+    if (r < previous) {
+      HETSTENCIL_THROW(InvalidArgument, "the plan gives rank " + std::to_string(r) + " rows below rank " +
+                                            std::to_string(previous) + "'s: each process's devices take consecutive "
+                                            "rows, in rank order");
+    }
+    RowRange& block = ranks[static_cast<std::size_t>(r)];
+    if (block.count == 0) block.first = part.first_row;
+    block.count += part.rows;
+    previous = r;
+  }
+  for (int r = 0; r < size; ++r) {
+    if (ranks[static_cast<std::size_t>(r)].count == 0) {
+      HETSTENCIL_THROW(InvalidArgument, "the plan gives no rows to rank " + std::to_string(r) +
+                                            ": every process of a solve takes part in it");
+    }
+  }
+  return ranks;
+}
+
+// Every process's report rows and phases, gathered: the devices in row order,
+// each phase the slowest process's.
+void gather_reports(Processes& processes, Report& report) {
+  nlohmann::json mine = {{"setup_s", report.setup_s}, {"solve_s", report.solve_s},
+                         {"teardown_s", report.teardown_s}, {"devices", nlohmann::json::array()}};
+  for (const DeviceReport& d : report.devices) {
+    mine["devices"].push_back({d.name, d.first_row, d.rows, d.compute_s, d.exchange_s, d.check_s, d.total_s,
+                               d.compute_p90_s});
+  }
+  report.devices.clear();
+  for (const std::string& text : processes.all_gather(mine.dump())) {
+    const nlohmann::json theirs = nlohmann::json::parse(text);
+    report.setup_s = std::max(report.setup_s, theirs.at("setup_s").get<double>());
+    report.solve_s = std::max(report.solve_s, theirs.at("solve_s").get<double>());
+    report.teardown_s = std::max(report.teardown_s, theirs.at("teardown_s").get<double>());
+    for (const auto& d : theirs.at("devices")) {
+      report.devices.push_back(DeviceReport{d[0].get<std::string>(), d[1].get<std::int64_t>(), d[2].get<std::int64_t>(),
+                                            d[3].get<double>(), d[4].get<double>(), d[5].get<double>(),
+                                            d[6].get<double>(), d[7].get<double>()});
+    }
+  }
+}
+
 template <class T>
 Result execute_typed(const Problem& problem, const Plan& plan, const std::vector<Device*>& all, int spins,
-                     const ProgressWatch& watch) {
+                     const ProgressWatch& watch, const Spread* spread) {
   const std::uint64_t grid_size = grid_bytes(problem.nx, problem.ny, problem.precision);
   const SourceTerm<T> source =
       allocating("the host's right-hand side", grid_size, [&] { return make_source_term<T>(problem); });
@@ -95,18 +149,29 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   job.spike_row = source.spike_row;
   job.spike_col = source.spike_col;
 
+  // This process's parts (all of them without a spread).
   std::vector<Device*> devices;
   std::vector<RowRange> rows;
+  std::vector<std::string> names;
   for (const auto& part : plan.parts) {
+    if (!all[part.device]) continue;
     devices.push_back(all[part.device]);
     rows.push_back(RowRange{part.first_row, part.rows});
+    names.push_back(spread ? spread->names[part.device] : all[part.device]->info().name);
+  }
+  std::optional<ProcessLinks> links;
+  if (spread) {
+    const int rank = spread->processes->rank();
+    links = ProcessLinks{spread->processes, rank - 1, rank + 1 < spread->processes->size() ? rank + 1 : -1,
+                         rows_of_ranks(plan, *spread)};
   }
   const std::size_t n = devices.size();
   const auto host_thread = [&](std::size_t k) { return devices[k]->info().name + "'s host thread"; };
 
   Report report;
   report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, {}, host_thread);
-  const std::unique_ptr<Transport> transport = make_transport(devices, rows, job, problem.h(), spins);
+  const std::unique_ptr<Transport> transport =
+      make_transport(devices, rows, job, problem.h(), spins, links ? &*links : nullptr);
   report.setup_s += run_on_threads(n, [&](std::size_t k) { transport->connect(k); }, {}, host_thread);
   log::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
   {
@@ -115,6 +180,15 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
                                     [&] { transport->abort(); }, host_thread);
   }
   report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
+  for (std::size_t k = 0; k < n; ++k) {
+    const DeviceTimes t = devices[k]->times();
+    report.devices.push_back(DeviceReport{names[k], rows[k].first, rows[k].count, t.compute_s, t.exchange_s,
+                                          t.check_s, t.total_s, t.compute_p90_s});
+  }
+  if (spread) {
+    spread->processes->gather_rows(grid.data(), job.row_bytes(), links->ranks);
+    gather_reports(*spread->processes, report);
+  }
 
   report.nx = problem.nx;
   report.ny = problem.ny;
@@ -127,11 +201,6 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   report.gcells_per_s = report.solve_s > 0.0 ? static_cast<double>(problem.cells()) *
                                                    static_cast<double>(report.iterations) / report.solve_s / 1e9
                                              : 0.0;
-  for (std::size_t k = 0; k < n; ++k) {
-    const DeviceTimes t = devices[k]->times();
-    report.devices.push_back(DeviceReport{devices[k]->info().name, rows[k].first, rows[k].count, t.compute_s,
-                                          t.exchange_s, t.check_s, t.total_s, t.compute_p90_s});
-  }
   return Result{report, std::move(grid)};
 }
 
@@ -179,11 +248,19 @@ void require_device_stencil(const Problem& problem) {
                                         "solve poisson5");
 }
 
-Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
-               const ProgressWatch& watch) {
+namespace {
+
+// What execute() refuses before it allocates anything: a plan that does not
+// fit the problem, the variant or the processes, and slabs or host grids that
+// do not fit in memory (this process's).
+void check_solve(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, const Spread* spread) {
   problem.validate();
   require_device_stencil(problem);
   validate_plan(plan, problem, devices.size());
+  if (spread) rows_of_ranks(plan, *spread);
+  const auto name_of = [&](std::size_t device) {
+    return spread ? spread->names[device] : devices[device]->info().name;
+  };
   if (plan.variant.variant != Variant::Sync) {
     if (plan.variant.param < 1 || plan.variant.param > max_sweeps(plan.variant.variant)) {
       HETSTENCIL_THROW(InvalidArgument, to_string(plan.variant.variant) + " needs " +
@@ -191,31 +268,56 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
                                             " of 1.." + std::to_string(max_sweeps(plan.variant.variant)) + ", not " +
                                             std::to_string(plan.variant.param));
     }
-    const Device& d = *devices[plan.parts.front().device];
     if (plan.variant.variant == Variant::Blocked) {
       // A neighbour's ghost rows come from one device: K of them.
       for (const auto& part : plan.parts) {
         if (plan.parts.size() > 1 && part.rows < plan.variant.param) {
           HETSTENCIL_THROW(InvalidArgument, "blocked with depth " + std::to_string(plan.variant.param) +
                                                 " needs at least that many rows a device; " +
-                                                devices[part.device]->info().name + " has " +
+                                                name_of(part.device) + " has " +
                                                 std::to_string(part.rows));
         }
       }
-    } else if (plan.parts.size() != 1 || d.info().kind != DeviceKind::Gpu) {
+    } else if (plan.parts.size() != 1 || devices[plan.parts.front().device]->info().kind != DeviceKind::Gpu) {
       HETSTENCIL_THROW(InvalidArgument, "the " + to_string(plan.variant.variant) +
                                             " variant runs on one GPU alone; this plan has " +
-                                            std::to_string(plan.parts.size()) + " device(s), the first " + d.info().name);
+                                            std::to_string(plan.parts.size()) + " device(s), the first " +
+                                            name_of(plan.parts.front().device));
     }
   }
   // Before anything is allocated: the host's grids (the iterate, and h*h*f
   // where the source is a grid) and every device's slab.
   const StencilJob job = job_of(problem, plan);
   std::vector<Slab> slabs;
-  for (const auto& part : plan.parts) slabs.push_back({devices[part.device], RowRange{part.first_row, part.rows}});
+  for (const auto& part : plan.parts) {
+    if (devices[part.device]) slabs.push_back({devices[part.device], RowRange{part.first_row, part.rows}});
+  }
   check_memory_for(job, (job.grid_source ? 2 : 1) * grid_bytes(problem.nx, problem.ny, problem.precision), slabs);
-  return dispatch(problem.precision,
-                  [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch); });
+}
+
+}  // namespace
+
+Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
+               const ProgressWatch& watch, const Spread* spread) {
+  const auto checks = [&] { check_solve(problem, plan, devices, spread); };
+  const auto solve = [&] {
+    return dispatch(problem.precision,
+                    [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch, spread); });
+  };
+  if (!spread) {
+    checks();
+    return solve();
+  }
+  // Every process learns whether any cannot take its part before they begin
+  // to exchange; once they have, a failure can only end them all.
+  agree(*spread->processes, checks);
+  std::optional<Result> result;
+  try {
+    result = solve();
+  } catch (const std::exception& e) {
+    spread->processes->abort(e.what(), 1);
+  }
+  return std::move(*result);
 }
 
 double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins) {

@@ -2,9 +2,11 @@
 // thread per device, tear-down (detach), and the report.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "devices/device.hpp"
+#include "devices/transport/processes.hpp"
 #include "devices/slab_memory.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
@@ -27,11 +29,25 @@ struct ProgressWatch {
   double every_s = 0.5;
 };
 
+/// Where the devices a plan names live when a solve spans processes: `devices`
+/// (execute's) holds this process's and null for the others'.
+struct Spread {
+  Processes* processes = nullptr;
+  std::vector<int> owner;          ///< by device index: the rank holding it
+  std::vector<std::string> names;  ///< by device index: its name in reports
+};
+
 /// Seconds of the iterations of a solve on `device` alone: calibration's SolveTimer.
 double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins);
 
 /// `spins`: how long waiting threads spin before sleeping (see Counter).
+/// With `spread`, collective over its processes: each runs its devices' parts
+/// of the same plan; rank 0's grid receives the whole solution (the others'
+/// hold their own rows) and every process's report covers every device. What
+/// one process refuses before anything is allocated (its slabs do not fit...)
+/// every process throws (agree); a failure after that ends them all
+/// (Processes::abort): the others could not be told.
 Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
-               const ProgressWatch& watch = {});
+               const ProgressWatch& watch = {}, const Spread* spread = nullptr);
 
 }  // namespace hetstencil

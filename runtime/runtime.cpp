@@ -1,5 +1,6 @@
 #include "hetstencil/runtime.hpp"
 
+#include <algorithm>
 #include <mutex>
 
 #include "core/log.hpp"
@@ -9,14 +10,49 @@
 #include "partition/policy.hpp"
 #include "runtime/executor.hpp"
 #include "runtime/machine_profile.hpp"
+#include "runtime/processes.hpp"
 
 namespace hetstencil {
 
 struct Runtime::Impl {
   Topology topology;
   std::vector<std::unique_ptr<Device>> devices;
+  // Every process's devices; with one process, this one's.
   std::vector<DeviceInfo> infos;
   int spins = 0;
+  // A solve over several processes: who they are, which holds each device,
+  // this one's devices, and every process's profile as the last plan() had it.
+  std::unique_ptr<Processes> processes;
+  std::vector<int> owner;
+  std::vector<DeviceInfo> mine;
+  std::optional<Profile> spread_profile;
+
+  // The plan over every process's devices: the model's where every process's
+  // profile covers its devices and it gives each process rows, else even.
+  Plan spread_plan(const Problem& problem, const VariantChoice& variant) {
+    spread_profile = gather_profiles(*processes, profile->profile());
+    const std::string over = std::to_string(processes->size()) + " processes";
+    std::string why = "no model of every process's devices for this problem; hetstencil calibrate on each node "
+                      "makes one";
+    if (covers(*spread_profile, infos, problem.precision, problem.nx, variant)) {
+      Topology described;  // GPU memory bounds are each process's: left to its own check before the solve
+      described.this_machine = false;
+      Plan plan = model_plan(*spread_profile, infos, described, problem, variant);
+      std::vector<bool> has_rows(static_cast<std::size_t>(processes->size()), false);
+      for (const Assignment& a : plan.parts) has_rows[static_cast<std::size_t>(owner[a.device])] = true;
+      const auto idle = std::find(has_rows.begin(), has_rows.end(), false);
+      if (idle == has_rows.end()) {
+        plan.origin = "planned over " + over + " from each one's profile (messages between them taken as free)";
+        return plan;
+      }
+      why = "the model leaves rank " + std::to_string(idle - has_rows.begin()) + " out, and every process takes part";
+    }
+    Plan plan = hetstencil::even_plan(infos, problem);
+    plan.variant = variant;
+    plan.origin = "even over " + over + " (" + why + ")";
+    plan.prediction = predict_plan(*spread_profile, infos, plan, problem);
+    return plan;
+  }
   // The devices (their threads and slabs) serve one solve at a time.
   std::mutex solving;
   std::unique_ptr<ProfileKeeper> profile;
@@ -53,16 +89,30 @@ class Reporting {
 }  // namespace
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
-  impl_->topology = load_topology(options.topology);
-  const DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true};
-  MachineDevices machine = make_devices(impl_->topology, mapping);
-  impl_->spins = machine.spins;
-  impl_->devices = std::move(machine.devices);
-  for (const auto& d : impl_->devices) {
-    impl_->infos.push_back(d->info());
-    log::debug("{}: {}", d->info().name, d->info().description);
+  if (options.communicator) impl_->processes = join_processes(*options.communicator);
+  const auto make = [&] {
+    impl_->topology = load_topology(options.topology);
+    if (impl_->processes && options.rank_devices == RankDevices::Local) {
+      options.devices = local_device(impl_->topology, options, impl_->processes->local_rank());
+    }
+    const DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true};
+    MachineDevices machine = make_devices(impl_->topology, mapping);
+    impl_->spins = machine.spins;
+    impl_->devices = std::move(machine.devices);
+    for (const auto& d : impl_->devices) {
+      impl_->mine.push_back(d->info());
+      log::debug("{}: {}", d->info().name, d->info().description);
+    }
+    impl_->profile = std::make_unique<ProfileKeeper>(impl_->topology, std::move(machine.specs), options.profile);
+  };
+  if (!impl_->processes) {
+    make();
+    impl_->infos = impl_->mine;
+    return;
   }
-  impl_->profile = std::make_unique<ProfileKeeper>(impl_->topology, std::move(machine.specs), options.profile);
+  // A process that cannot make its devices ends the constructor on every process.
+  agree(*impl_->processes, make);
+  impl_->infos = gather_devices(*impl_->processes, impl_->mine, impl_->owner);
 }
 
 Runtime::~Runtime() = default;
@@ -71,6 +121,8 @@ Runtime& Runtime::operator=(Runtime&&) noexcept = default;
 
 const std::vector<DeviceInfo>& Runtime::devices() const { return impl_->infos; }
 const Topology& Runtime::topology() const { return impl_->topology; }
+int Runtime::rank() const { return impl_->processes ? impl_->processes->rank() : 0; }
+int Runtime::processes() const { return impl_->processes ? impl_->processes->size() : 1; }
 
 Plan Runtime::even_plan(const Problem& problem) const { return hetstencil::even_plan(impl_->infos, problem); }
 
@@ -79,10 +131,12 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
   require_device_stencil(problem);
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   ProfileKeeper& keeper = *impl_->profile;
+  // This process's devices: over several processes, each measures its own.
   const auto covered = [&] {
-    return keeper.profile() && covers(*keeper.profile(), impl_->infos, problem.precision, problem.nx, options.variant);
+    return keeper.profile() && covers(*keeper.profile(), impl_->mine, problem.precision, problem.nx, options.variant);
   };
-  if (options.calibrate && !keeper.path().empty() && !covered()) {
+  const auto calibrate = [&] {
+    if (!options.calibrate || keeper.path().empty() || covered()) return;
     if (reporting_for == impl_.get()) {
       HETSTENCIL_THROW(InvalidArgument, "Runtime::plan would calibrate from the progress callback of a solve on the "
                                         "same Runtime, which waits for that solve forever; plan after it returns");
@@ -90,7 +144,12 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
     // Measured alone: a solve beside it would slow both and skew the figures.
     const std::lock_guard<std::mutex> alone(impl_->solving);
     keeper.calibrate(problem, options.budget_s, options.variant, options.notify);
+  };
+  if (processes() > 1) {
+    agree(*impl_->processes, calibrate);
+    return impl_->spread_plan(problem, options.variant);
   }
+  calibrate();
   if (covered()) {
     Plan plan = model_plan(*keeper.profile(), impl_->infos, impl_->topology, problem, options.variant);
     plan.origin = "planned from " + keeper.path();
@@ -108,11 +167,12 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
 
 std::optional<Prediction> Runtime::predict(const Problem& problem, const Plan& plan) {
   const std::lock_guard<std::mutex> lock(impl_->modelling);
-  const auto& profile = impl_->profile->profile();
+  const auto& profile = processes() > 1 ? impl_->spread_profile : impl_->profile->profile();
   return profile ? predict_plan(*profile, impl_->infos, plan, problem) : std::nullopt;
 }
 
 int Runtime::learn(const Report& report, const VariantChoice& variant) {
+  if (processes() > 1) return 0;
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   return impl_->profile->learn(report, variant);
 }
@@ -123,6 +183,26 @@ std::string Runtime::profile_not_saved() const {
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   return impl_->profile->not_saved();
 }
+
+namespace {
+
+// The report of a solve of `plan`: where its split came from, and the plan's
+// prediction as the run went.
+Result finished(Result result, const Problem& problem, const Plan& plan) {
+  result.report.split = plan.origin.empty() ? "as given" : plan.origin;
+  result.report.left_out = plan.left_out;
+  if (plan.prediction) {
+    // As the run went: a tolerance may have stopped it early.
+    Prediction& p = result.report.predicted.emplace(*plan.prediction);
+    p.iterations = result.report.iterations;
+    p.checks = residual_checks(problem.stop, p.iterations);
+    p.total_s = p.setup_s + static_cast<double>(p.iterations) * p.iteration_s + static_cast<double>(p.checks) * p.check_s +
+                p.teardown_s;
+  }
+  return result;
+}
+
+}  // namespace
 
 Result Runtime::solve(const Problem& problem) { return solve(problem, plan(problem)); }
 
@@ -144,19 +224,20 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
     };
   }
   std::vector<Device*> devices;
-  for (auto& d : impl_->devices) devices.push_back(d.get());
-  Result result = execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s});
-  result.report.split = plan.origin.empty() ? "as given" : plan.origin;
-  result.report.left_out = plan.left_out;
-  if (plan.prediction) {
-    // As the run went: a tolerance may have stopped it early.
-    Prediction& p = result.report.predicted.emplace(*plan.prediction);
-    p.iterations = result.report.iterations;
-    p.checks = residual_checks(problem.stop, p.iterations);
-    p.total_s = p.setup_s + static_cast<double>(p.iterations) * p.iteration_s + static_cast<double>(p.checks) * p.check_s +
-                p.teardown_s;
+  if (!impl_->processes) {
+    for (auto& d : impl_->devices) devices.push_back(d.get());
+    return finished(execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s}), problem, plan);
   }
-  return result;
+  // Every process's devices by index, ours in place and null for the others'.
+  Spread spread{impl_->processes.get(), impl_->owner, {}};
+  std::size_t mine = 0;
+  for (std::size_t k = 0; k < impl_->infos.size(); ++k) {
+    spread.names.push_back(impl_->infos[k].name);
+    devices.push_back(impl_->owner[k] == rank() ? impl_->devices[mine++].get() : nullptr);
+  }
+  const Plan shared = rank0_plan(*impl_->processes, plan);
+  return finished(execute(problem, shared, devices, impl_->spins, ProgressWatch{watched, every_s}, &spread), problem,
+                  shared);
 }
 
 }  // namespace hetstencil

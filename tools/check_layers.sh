@@ -23,7 +23,7 @@ third_party="spdlog nlohmann hwloc numa cuda cub/ thrust/ CLI/ mpi nccl"
 # Headers in a layer's sub-folder that the rest of the tree may include (within
 # the rule of layers): an interface whose implementations live beside it; every
 # other sub-folder header is private to its sub-folder.
-layer_interfaces="devices/transport/transport.hpp devices/transport/halo_rows.hpp"
+layer_interfaces="devices/transport/transport.hpp devices/transport/halo_rows.hpp devices/transport/processes.hpp"
 # Files the build makes, included by their name alone: the list of backends
 # (devices/CMakeLists.txt).
 generated="backend_list.inc"

@@ -16,7 +16,7 @@ mode=${1:-solve}
 [ $# -gt 0 ] && shift
 
 packages=(cmake g++ make pkg-config libhwloc-dev libnuma-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
-          libgtest-dev python3-matplotlib)
+          libgtest-dev python3-matplotlib libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

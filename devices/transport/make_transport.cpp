@@ -1,3 +1,4 @@
+#include "devices/transport/process_transport.hpp"
 #include "devices/transport/shared_memory.hpp"
 #include "devices/transport/transport.hpp"
 
@@ -15,12 +16,13 @@ void Endpoint::exchange(std::int64_t t, std::int64_t rows) {
   for (Completion& fill : fills) fill.wait();
 }
 
-// Every device of a solve lives in this process: its rows are reached through
-// their movers, whatever memory they are in.
+// The devices of this process reach each other's rows through their movers,
+// whatever memory they are in; those of other processes, through messages.
 std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices, const std::vector<RowRange>& rows,
-                                          const StencilJob& job, double h, int spins) {
+                                          const StencilJob& job, double h, int spins, const ProcessLinks* links) {
   std::vector<HaloRows*> halos;
   for (Device* d : devices) halos.push_back(&d->halo());
+  if (links) return std::make_unique<ProcessTransport>(std::move(halos), rows, job, h, spins, *links);
   return std::make_unique<SharedMemoryTransport>(std::move(halos), rows, job, h, spins);
 }
 

@@ -8,8 +8,8 @@
 
 namespace hetstencil {
 
-ResidualCheck::ResidualCheck(std::vector<RowRange> slabs, const StencilJob& job, double h)
-    : slabs_(std::move(slabs)), job_(job), h_(h), row_sums_(static_cast<std::size_t>(job.ny), 0.0) {}
+ResidualCheck::ResidualCheck(std::vector<RowRange> slabs, const StencilJob& job, double h, Combine combine)
+    : slabs_(std::move(slabs)), job_(job), h_(h), combine_(std::move(combine)), row_sums_(static_cast<std::size_t>(job.ny), 0.0) {}
 
 CheckOutcome ResidualCheck::join(std::size_t k, std::int64_t t, const double* row_sums, double max_abs,
                                  const std::atomic<bool>& abort) {
@@ -18,6 +18,7 @@ CheckOutcome ResidualCheck::join(std::size_t k, std::int64_t t, const double* ro
   max_abs_ = std::max(max_abs_, max_abs);
   const std::int64_t generation = completed_;
   if (++arrived_ == slabs_.size()) {
+    if (combine_) combine_(row_sums_, max_abs_);
     const Residual r = finish_residual(row_sums_.data(), job_.ny, max_abs_, h_);
     if (t == 0) record_.initial_residual = r;
     last_outcome_ = {r, stops_after_check(job_.stop, t, r, record_.initial_residual)};

@@ -1,12 +1,15 @@
 // The residual check of one solve among threads of one process: each device
 // hands in its rows' squared-residual sums, the last to arrive reduces them in
 // grid row order (so the bits do not depend on the split) and all leave with
-// the same outcome.
+// the same outcome. Where the solve spans processes, the last to arrive first
+// fetches the other processes' row sums (Combine), so that every process
+// reduces every row in the same order: the same bits for any number of them.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <vector>
 
@@ -17,8 +20,13 @@ namespace hetstencil {
 
 class ResidualCheck {
  public:
-  /// `slabs`: the rows of each device taking part, in any order that covers 1..ny.
-  ResidualCheck(std::vector<RowRange> slabs, const StencilJob& job, double h);
+  /// Fills in the row sums (one per grid row) and the largest |rho| of the
+  /// rows other processes hold; ours are in place.
+  using Combine = std::function<void(std::vector<double>& row_sums, double& max_abs)>;
+
+  /// `slabs`: the rows of each device taking part, in any order that covers
+  /// 1..ny, or this process's part of them where `combine` fetches the rest.
+  ResidualCheck(std::vector<RowRange> slabs, const StencilJob& job, double h, Combine combine = {});
   ResidualCheck(const ResidualCheck&) = delete;
   ResidualCheck& operator=(const ResidualCheck&) = delete;
 
@@ -35,6 +43,7 @@ class ResidualCheck {
   std::vector<RowRange> slabs_;
   const StencilJob& job_;
   double h_;
+  Combine combine_;
   std::mutex mutex_;
   std::condition_variable done_;
   std::vector<double> row_sums_;

@@ -52,8 +52,12 @@ class SharedMemoryTransport::End final : public Endpoint {
 };
 
 SharedMemoryTransport::SharedMemoryTransport(std::vector<HaloRows*> halos, std::vector<RowRange> rows,
-                                             const StencilJob& job, double h, int spins)
-    : halos_(std::move(halos)), job_(job), direct_(halos_.size(), {false, false}), check_(std::move(rows), job, h) {
+                                             const StencilJob& job, double h, int spins,
+                                             ResidualCheck::Combine combine)
+    : halos_(std::move(halos)),
+      job_(job),
+      direct_(halos_.size(), {false, false}),
+      check_(std::move(rows), job, h, std::move(combine)) {
   for (std::size_t k = 0; k < halos_.size(); ++k) {
     ends_.push_back(std::make_unique<End>(*this, k));
     posted_.push_back(std::make_unique<Counter>(spins));

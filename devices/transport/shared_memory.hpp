@@ -19,8 +19,10 @@ namespace hetstencil {
 class SharedMemoryTransport final : public Transport {
  public:
   /// `halos`: each device's rows, in row order; they outlive the transport.
+  /// `combine`: where the solve spans processes, how a residual check reaches
+  /// the others' rows (see ResidualCheck).
   SharedMemoryTransport(std::vector<HaloRows*> halos, std::vector<RowRange> rows, const StencilJob& job, double h,
-                        int spins);
+                        int spins, ResidualCheck::Combine combine = {});
   ~SharedMemoryTransport() override;
 
   void connect(std::size_t k) override;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "devices/device.hpp"
+#include "devices/transport/processes.hpp"
 
 namespace hetstencil {
 
@@ -107,10 +108,23 @@ class Transport {
   virtual ExchangeOutcome outcome() = 0;
 };
 
+/// Where a solve spans processes: who holds the rows beside this process's,
+/// and every process's rows (each a block of consecutive rows, in rank order).
+struct ProcessLinks {
+  Processes* processes = nullptr;
+  int above = -1;  ///< the rank holding the rows just above ours (-1: none)
+  int below = -1;  ///< the rank holding the rows just below ours (-1: none)
+  std::vector<RowRange> ranks;  ///< by rank
+  /// How long a device waits for a neighbour's message.
+  double silence_limit_s = kSilenceLimitS;
+};
+
 /// The transport for `devices` (attached, in row order, holding `rows`) of a
 /// solve of `job` with grid spacing h; `spins`: how long waits spin before
-/// they sleep (see Counter).
+/// they sleep (see Counter). With `links`, `devices` are this process's part
+/// of a solve over several processes.
 std::unique_ptr<Transport> make_transport(const std::vector<Device*>& devices, const std::vector<RowRange>& rows,
-                                          const StencilJob& job, double h, int spins);
+                                          const StencilJob& job, double h, int spins,
+                                          const ProcessLinks* links = nullptr);
 
 }  // namespace hetstencil

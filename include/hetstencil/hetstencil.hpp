@@ -38,6 +38,7 @@
 #include "hetstencil/npy.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
+#include "hetstencil/processes.hpp"
 #include "hetstencil/profile.hpp"
 #include "hetstencil/progress.hpp"
 #include "hetstencil/reference.hpp"

@@ -17,6 +17,12 @@
 
 namespace hetstencil {
 
+/// Which devices each process of a solve over several takes.
+enum class RankDevices {
+  All,   ///< every device of its machine (after RuntimeOptions::devices): one process per node
+  Local  ///< the one its rank among its node's processes names, in device order: one process per GPU or socket
+};
+
 /// How to build a Runtime. Thread safety: a value, safe to copy across threads.
 struct RuntimeOptions {
   /// 0: one CPU device per socket (per NUMA node where a socket has several).
@@ -36,6 +42,12 @@ struct RuntimeOptions {
   /// and learn() update): "" for its default path (default_profile_path).
   /// A described machine has none here: ProfileModel plans for it.
   std::string profile;
+  /// A solve over several processes (see Runtime): their MPI communicator as a
+  /// Fortran handle, MPI_Comm_c2f(comm) (or MpiSession::world()), MPI being
+  /// initialised with MPI_THREAD_MULTIPLE. Unset: this process alone.
+  std::optional<int> communicator;
+  /// With a communicator: which devices this process takes.
+  RankDevices rank_devices = RankDevices::All;
 };
 
 /// How Runtime::plan chooses a split.
@@ -88,6 +100,23 @@ using ProgressCallback = std::function<void(const Progress&)>;
 /// devices(), topology() and even_plan() are safe from any thread at any time;
 /// plan(), predict() and learn() take turns with each other.
 /// Moving, assigning or destroying a Runtime while another thread uses it is not.
+///
+/// Over several processes (RuntimeOptions::communicator): each process probes
+/// its own machine and takes its devices; devices() lists every process's, in
+/// rank order, named "rR.NAME" where there are several processes. The
+/// constructor, plan() and solve() are collective (every process calls them,
+/// with the same problem); rank 0's plan is the one every process runs.
+/// plan() calibrates each process's own devices where asked, then plans over
+/// every process's profile (messages between processes taken as free), or
+/// splits evenly where a profile lacks a device or the model would leave a
+/// process out; predict() uses the profiles the last plan() gathered, and
+/// learn() learns nothing. The report of a solve covers
+/// every device on every process; rank 0's solution holds the whole grid (the
+/// others' their own rows). What one process refuses before a solve begins
+/// (its devices, its calibration, its part of the plan, its memory) every
+/// process throws, naming that rank; a process that fails during a solve ends
+/// every process of it (MPI_Abort) after an error naming its rank: the others
+/// cannot be told otherwise.
 class HETSTENCIL_API Runtime {
  public:
   /// Probes (or reads) the machine, makes its devices and starts their
@@ -101,8 +130,12 @@ class HETSTENCIL_API Runtime {
   /// Takes over the devices (not while another thread uses either).
   Runtime& operator=(Runtime&& other) noexcept;
 
-  /// The devices plans index (Assignment::device), in order.
+  /// The devices plans index (Assignment::device), in order: every process's.
   const std::vector<DeviceInfo>& devices() const;
+  /// This process's rank among the processes of its solves (0 alone).
+  int rank() const;
+  /// How many processes its solves span (1 alone).
+  int processes() const;
   /// The machine the devices were made of.
   const Topology& topology() const;
 

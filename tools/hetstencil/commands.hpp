@@ -11,6 +11,9 @@ namespace hetstencil::cli {
 using Command = std::function<int()>;
 
 Command add_solve_command(CLI::App& app);
+/// Makes `hetstencil solve` one solve over the processes of an MPI job:
+/// MPI_COMM_WORLD as a Fortran handle (main() calls it under a launcher).
+void solve_over(int communicator);
 Command add_sweep_command(CLI::App& app);
 Command add_bench_command(CLI::App& app);
 Command add_probe_command(CLI::App& app);

@@ -1,15 +1,21 @@
 // hetstencil: probe, solve and benchmark stencil solves on every CPU socket and
 // GPU of this machine. A thin client of the library in runtime/.
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
+#include <optional>
 #include <string>
+
+#include <unistd.h>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "hetstencil/error.hpp"
 #include "hetstencil/logging.hpp"
+#include "hetstencil/processes.hpp"
 #include "hetstencil/version.hpp"
 #include "tools/hetstencil/commands.hpp"
 #include "tools/hetstencil/exit_codes.hpp"
@@ -77,6 +83,28 @@ std::string parse_message(const CLI::ParseError& e, const CLI::App* at) {
   return what;
 }
 
+// What a process of an MPI job says when the launcher ends it (it does when
+// another process fails or dies, or the job is cancelled): made before the
+// signal, written by the handler with write() alone.
+char ended_message[160];
+
+extern "C" void ended_by_launcher(int signal) {
+  const ssize_t written = write(STDERR_FILENO, ended_message, std::strlen(ended_message));
+  (void)written;
+  _exit(128 + signal);
+}
+
+void say_when_ended(const hetstencil::MpiSession& mpi) {
+  std::snprintf(ended_message, sizeof ended_message,
+                "hetstencil: rank %d of %d: ended by the launcher (another process of the job failed or the job "
+                "was stopped)\n",
+                mpi.rank(), mpi.size());
+  struct sigaction action {};
+  action.sa_handler = ended_by_launcher;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
 int usage_error(const std::string& message, const std::string& help_of) {
   std::fprintf(stderr, "hetstencil: error: %s (see %s --help)\n", message.c_str(), help_of.c_str());
   return kExitUsage;
@@ -133,20 +161,39 @@ int main(int argc, char** argv) {
   hetstencil::set_log_level(verbose ? hetstencil::LogLevel::debug : hetstencil::LogLevel::warn);
   spdlog::set_default_logger(spdlog::stderr_color_mt("hetstencil"));
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+  // Under an MPI launcher the processes of the job solve together; a process
+  // that fails ends them all, naming its rank, since the others would wait
+  // for it forever.
+  std::optional<hetstencil::MpiSession> mpi;
+  const auto fail = [&](const std::string& message, int code) {
+    if (mpi && mpi->size() > 1) {
+      std::fprintf(stderr, "hetstencil: error: rank %d of %d: %s\n", mpi->rank(), mpi->size(), message.c_str());
+      std::fflush(stderr);
+      mpi->abort(code);
+    }
+    std::fprintf(stderr, "hetstencil: error: %s\n", message.c_str());
+    return code;
+  };
   try {
+    if (hetstencil::launched_by_mpi()) {
+      mpi.emplace();
+      say_when_ended(*mpi);
+      if (mpi->size() > 1 && !app.get_subcommand("solve")->parsed()) {
+        return fail("only 'hetstencil solve' runs over several processes; start other commands without a launcher",
+                    kExitUsage);
+      }
+      hetstencil::cli::solve_over(mpi->world());
+    }
     for (auto& [sub, run] : commands) {
       if (sub->parsed()) return run();
     }
   } catch (const hetstencil::InvalidArgument& e) {
-    std::fprintf(stderr, "hetstencil: error: %s\n", e.what());
-    return kExitUsage;
+    return fail(e.what(), kExitUsage);
   } catch (const hetstencil::Error& e) {
-    std::fprintf(stderr, "hetstencil: error: %s\n", e.what());
     spdlog::debug("raised at {}:{}", e.file(), e.line());
-    return kExitFailure;
+    return fail(e.what(), kExitFailure);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "hetstencil: error: %s\n", e.what());
-    return kExitFailure;
+    return fail(e.what(), kExitFailure);
   }
   return kExitFailure;
 }

@@ -21,6 +21,9 @@
 namespace hetstencil::cli {
 namespace {
 
+// MPI_COMM_WORLD's handle when an MPI launcher started the command.
+std::optional<int> world;
+
 struct SolveOptions {
   ProblemOptions problem;
   double boundary = 0.0;
@@ -34,6 +37,7 @@ struct SolveOptions {
   bool learn = true;
   bool calibrate = true;
   double budget = 10.0;
+  std::string rank_devices = "all";
   // Options given on the command line (a saved plan must not be contradicted).
   std::set<std::string> given;
 };
@@ -116,12 +120,20 @@ int run_solve(SolveOptions o) {
     adopt_saved_plan(o, *saved);
   }
   const Problem p = make_problem(o.problem, o.boundary);
-  if (!o.output.empty()) check_writable(o.output);  // fail now, not after the solve
-  if (o.reference) return run_reference(o, p);
+  if (o.reference) {
+    if (world) HETSTENCIL_THROW(InvalidArgument, "--reference solves on one thread of one process: run it without a launcher");
+    if (!o.output.empty()) check_writable(o.output);  // fail now, not after the solve
+    return run_reference(o, p);
+  }
+  o.machine.communicator = world;
+  o.machine.rank_devices = o.rank_devices == "local" ? RankDevices::Local : RankDevices::All;
 
   // sync and blocked run on any devices; the asynchronous variants on one GPU alone.
   const VariantChoice variant = o.problem.variant_choice();
   Runtime runtime(o.machine);
+  // Over several processes rank 0 alone writes and prints (the others' errors name their rank).
+  const bool rank0 = runtime.rank() == 0;
+  if (rank0 && !o.output.empty()) check_writable(o.output);  // fail now, not after the solve
   const auto& devices = runtime.devices();
   if (!deterministic(variant.variant) && (devices.size() != 1 || devices.front().kind != DeviceKind::Gpu)) {
     HETSTENCIL_THROW(InvalidArgument, "--variant " + o.problem.variant + " runs on one GPU alone: choose it with "
@@ -135,7 +147,7 @@ int run_solve(SolveOptions o) {
     planning.variant = variant;
     planning.calibrate = o.calibrate;
     planning.budget_s = o.budget;
-    planning.notify = tell;
+    if (rank0) planning.notify = tell;
     plan = runtime.plan(p, planning);
   } else {
     plan = saved ? plan_of(saved->names, saved->rows, devices) : forced_plan(o, p, devices);
@@ -148,9 +160,10 @@ int run_solve(SolveOptions o) {
                                variant.variant == Variant::Blocked ? "depth" : "alpha", variant.param);
   }
 
-  ProgressLine progress(!o.json);
+  ProgressLine progress(!o.json && rank0);
   const Result result = runtime.solve(p, plan, progress.callback());
   progress.finish();
+  if (!rank0) return 0;
   // The report and the solution come first: a profile that cannot be saved
   // loses what this run taught, not the run.
   print_result(o, result);
@@ -170,6 +183,8 @@ int run_solve(SolveOptions o) {
 }
 
 }  // namespace
+
+void solve_over(int communicator) { world = communicator; }
 
 Command add_solve_command(CLI::App& app) {
   auto o = std::make_shared<SolveOptions>();
@@ -200,11 +215,18 @@ Command add_solve_command(CLI::App& app) {
                 "without a model of this machine for the problem, split evenly instead of calibrating first");
   sub->add_option("--budget", o->budget, "seconds a first calibration may take")->transform(positive_number())
       ->capture_default_str();
+  sub->add_option("--rank-devices", o->rank_devices,
+                  "under an MPI launcher (mpirun -np N hetstencil solve): each process takes 'all' its machine's "
+                  "devices (one process a node) or the 'local' one its rank on the node names, in device order "
+                  "(with --devices gpu, one process a GPU)")
+      ->check(CLI::IsMember({"all", "local"}))->capture_default_str();
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"
               "The right-hand side is a unit point load in the middle (s*f = 1 at one cell; s = h*h for poisson5).\n"
               "The devices solve the stencil poisson5; --reference solves any stencil (--stencil) on one thread.\n"
-              "Results are bitwise equal to the sequential reference for any device split.");
+              "Results are bitwise equal to the sequential reference for any device split.\n"
+              "Under an MPI launcher (mpirun -np N hetstencil solve ...) the processes solve together: rank 0 plans\n"
+              "over every process's devices, prints the report and writes --output.");
   return [o, sub] {
     SolveOptions run = *o;
     for (const char* option : {"--nx", "--ny", "--precision", "--variant", "--depth", "--alpha", "--iters", "--tol",

@@ -1,0 +1,223 @@
+// Processes over MPI: a duplicate of the application's communicator whose
+// errors return (MPI_ERRORS_RETURN) and become exceptions naming this rank.
+#include <mpi.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/log.hpp"
+#include "devices/transport/processes.hpp"
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+namespace {
+
+std::string mpi_text(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+int checked_count(std::size_t count, const char* what) {
+  if (count > static_cast<std::size_t>(INT_MAX)) {
+    HETSTENCIL_THROW(InvalidArgument, std::string(what) + " of " + std::to_string(count) +
+                                          " exceeds what one MPI message carries");
+  }
+  return static_cast<int>(count);
+}
+
+// Requests under way: a message (cancelled should it be left unfinished, its
+// solve aborted, so that it does not outlive its buffer) or the parts of a
+// non-blocking collective (which MPI lets no one cancel: left to MPI_Abort).
+class MpiMessage final : public Message {
+ public:
+  MpiMessage(int rank, const char* what, bool collective = false)
+      : rank_(rank), what_(what), collective_(collective) {}
+  ~MpiMessage() override {
+    if (collective_) return;
+    for (MPI_Request& r : requests_) {
+      if (r == MPI_REQUEST_NULL) continue;
+      MPI_Cancel(&r);
+      MPI_Request_free(&r);
+    }
+  }
+  bool done() override {
+    int flag = 0;
+    const int rc = MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &flag, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS) {
+      HETSTENCIL_THROW(Error, "rank " + std::to_string(rank_) + ": " + what_ + " failed: " + mpi_text(rc));
+    }
+    return flag != 0;
+  }
+  MPI_Request& add() { return requests_.emplace_back(MPI_REQUEST_NULL); }
+
+ private:
+  int rank_;
+  const char* what_;
+  bool collective_;
+  std::vector<MPI_Request> requests_;
+};
+
+class MpiProcesses final : public Processes {
+ public:
+  explicit MpiProcesses(int communicator) {
+    int initialised = 0;
+    MPI_Initialized(&initialised);
+    if (!initialised) HETSTENCIL_THROW(InvalidArgument, "a communicator was given but MPI is not initialised");
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level < MPI_THREAD_MULTIPLE) {
+      HETSTENCIL_THROW(InvalidArgument, "MPI must be initialised with MPI_THREAD_MULTIPLE: each device of a process "
+                                        "exchanges from a thread of its own");
+    }
+    check(MPI_Comm_dup(MPI_Comm_f2c(communicator), &comm_), "duplicating the communicator");
+    check(MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN), "setting the communicator's error handler");
+    check(MPI_Comm_rank(comm_, &rank_), "asking for this rank");
+    check(MPI_Comm_size(comm_, &size_), "asking for the number of processes");
+    MPI_Comm node = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+          "finding the processes of this node");
+    check(MPI_Comm_rank(node, &local_rank_), "asking for this rank on its node");
+    MPI_Comm_free(&node);
+  }
+  ~MpiProcesses() override {
+    int finalised = 0;
+    MPI_Finalized(&finalised);
+    if (!finalised) MPI_Comm_free(&comm_);
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
+
+  std::vector<std::string> all_gather(const std::string& mine) override {
+    const int length = checked_count(mine.size(), "a process's description");
+    std::vector<int> lengths(static_cast<std::size_t>(size_));
+    check(MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm_), "gathering descriptions' lengths");
+    std::vector<int> offsets(lengths.size());
+    std::size_t total = 0;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      offsets[r] = checked_count(total, "the processes' descriptions");
+      total += static_cast<std::size_t>(lengths[r]);
+    }
+    std::string all(total, '\0');
+    check(MPI_Allgatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm_),
+          "gathering the processes' descriptions");
+    std::vector<std::string> out;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      out.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+    }
+    return out;
+  }
+
+  std::string broadcast(const std::string& text) override {
+    int length = checked_count(text.size(), "rank 0's message");
+    check(MPI_Bcast(&length, 1, MPI_INT, 0, comm_), "broadcasting a length from rank 0");
+    std::string out = rank_ == 0 ? text : std::string(static_cast<std::size_t>(length), '\0');
+    check(MPI_Bcast(out.data(), length, MPI_CHAR, 0, comm_), "broadcasting rank 0's plan");
+    return out;
+  }
+
+  // Non-blocking, so that a process that hangs ends the wait (wait_for's limit).
+  void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs,
+                    const std::atomic<bool>& abort, double limit_s) override {
+    std::vector<int> counts, offsets;
+    for (const RowRange& r : ranks) {
+      counts.push_back(static_cast<int>(r.count));  // rows of a grid: below 2^31
+      offsets.push_back(static_cast<int>(r.first - 1));
+    }
+    MpiMessage combined(rank_, "gathering the residual's row sums", true);
+    check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sums.data(), counts.data(), offsets.data(), MPI_DOUBLE,
+                          comm_, &combined.add()),
+          "gathering the residual's row sums");
+    // The largest is the same whatever the order.
+    check(MPI_Iallreduce(MPI_IN_PLACE, &max_abs, 1, MPI_DOUBLE, MPI_MAX, comm_, &combined.add()),
+          "reducing the largest residual");
+    wait_for(combined, abort, "residual row sums from every process", limit_s);
+  }
+
+  void gather_rows(void* grid, std::size_t row_bytes, const std::vector<RowRange>& ranks) override {
+    MPI_Datatype row = MPI_DATATYPE_NULL;
+    check(MPI_Type_contiguous(checked_count(row_bytes, "a grid row's bytes"), MPI_BYTE, &row), "describing a row");
+    check(MPI_Type_commit(&row), "describing a row");
+    std::vector<int> counts, offsets;
+    for (const RowRange& r : ranks) {
+      counts.push_back(static_cast<int>(r.count));
+      offsets.push_back(static_cast<int>(r.first));
+    }
+    char* base = static_cast<char*>(grid);
+    const RowRange mine = ranks[static_cast<std::size_t>(rank_)];
+    const int rc = rank_ == 0 ? MPI_Gatherv(MPI_IN_PLACE, 0, row, base, counts.data(), offsets.data(), row, 0, comm_)
+                              : MPI_Gatherv(base + static_cast<std::size_t>(mine.first) * row_bytes,
+                                            static_cast<int>(mine.count), row, nullptr, nullptr, nullptr, row, 0, comm_);
+    MPI_Type_free(&row);
+    check(rc, "gathering the solution's rows to rank 0");
+  }
+
+  std::unique_ptr<Message> send(int to, int tag, const void* data, std::size_t bytes) override {
+    auto m = std::make_unique<MpiMessage>(rank_, "sending edge rows");
+    check(MPI_Isend(data, checked_count(bytes, "edge rows' bytes"), MPI_BYTE, to, tag, comm_, &m->add()),
+          "sending edge rows to rank " + std::to_string(to));
+    return m;
+  }
+
+  std::unique_ptr<Message> receive(int from, int tag, void* data, std::size_t bytes) override {
+    auto m = std::make_unique<MpiMessage>(rank_, "receiving ghost rows");
+    check(MPI_Irecv(data, checked_count(bytes, "ghost rows' bytes"), MPI_BYTE, from, tag, comm_, &m->add()),
+          "receiving ghost rows from rank " + std::to_string(from));
+    return m;
+  }
+
+  [[noreturn]] void abort(const std::string& why, int code) override {
+    log::error("rank {} of {}: {}; ending every process of the solve", rank_, size_, why);
+    MPI_Abort(comm_, code);
+    std::_Exit(code);  // MPI_Abort does not return; should it, this process still ends
+  }
+
+ private:
+  void check(int rc, const std::string& what) const {
+    if (rc != MPI_SUCCESS) HETSTENCIL_THROW(Error, "rank " + std::to_string(rank_) + ": " + what + ": " + mpi_text(rc));
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+};
+
+}  // namespace
+
+bool mpi_built() { return true; }
+
+std::unique_ptr<Processes> join_processes(int communicator) { return std::make_unique<MpiProcesses>(communicator); }
+
+World init_mpi() {
+  int initialised = 0;
+  MPI_Initialized(&initialised);
+  if (!initialised) {
+    int provided = MPI_THREAD_SINGLE;
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
+      HETSTENCIL_THROW(Error, "MPI_Init_thread failed: this process cannot join its MPI job");
+    }
+  }
+  World world;
+  world.communicator = static_cast<int>(MPI_Comm_c2f(MPI_COMM_WORLD));
+  MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world.size);
+  return world;
+}
+
+void finalize_mpi() {
+  int finalised = 0;
+  MPI_Finalized(&finalised);
+  if (!finalised) MPI_Finalize();
+}
+
+void abort_mpi(int communicator, int code) {
+  MPI_Abort(MPI_Comm_f2c(communicator), code);
+  std::_Exit(code);
+}
+
+}  // namespace hetstencil

@@ -1,0 +1,274 @@
+// The transport between processes (ProcessTransport) without MPI: three
+// "processes" are threads of this one, their messages and collectives a fake
+// of Processes. Rank 1 holds two devices (joined by the shared-memory
+// transport), ranks 0 and 2 one each. Ghost rows hold the neighbour's edge
+// rows of the iterate asked for, whichever process it is in; the residual
+// check has the bits of one reduction over every row; an abort ends a wait
+// for a process that never sends, and so does its silence after the limit.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "core/residual.hpp"
+#include "devices/transport/halo_rows.hpp"
+#include "devices/transport/process_transport.hpp"
+#include "devices/transport/processes.hpp"
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+namespace {
+
+constexpr std::int64_t kCols = 5;  // nx = 3 and the boundary columns
+constexpr int kRanks = 3;
+
+// What device `device` (numbered over all processes) has in edge row `side`
+// at iterate t, column c.
+double mark(int device, Side side, std::int64_t t, std::int64_t c) {
+  return device * 1e6 + static_cast<int>(side) * 1e5 + static_cast<double>(t) * 10 + static_cast<double>(c);
+}
+
+// One row a side in host memory: edges and ghosts, a pair per iterate parity.
+class FakeRows final : public HaloRows {
+ public:
+  FakeRows() {
+    for (auto& b : buffers_) b.assign(4 * kCols, -1.0);
+  }
+  RowBlock edge(Side side, std::int64_t t) const override { return at(t, side == Side::Top ? 1 : 2); }
+  RowBlock host_edge(Side side, std::int64_t t) const override { return edge(side, t); }
+  RowBlock ghost(Side side, std::int64_t t) const override { return at(t, side == Side::Top ? 0 : 3); }
+  RowMover& mover() override { return mover_; }
+  double* row(RowBlock b) const { return static_cast<double*>(b.data); }
+
+ private:
+  RowBlock at(std::int64_t t, int part) const {
+    auto& b = const_cast<std::vector<double>&>(buffers_[t % 2]);
+    return {b.data() + part * kCols, kCols * sizeof(double)};
+  }
+  std::vector<double> buffers_[2];
+  HostRowMover mover_;
+};
+
+// Messages and collectives among threads standing for processes.
+class World {
+ public:
+  // Mailboxes by (from, to, tag), each in order of sending.
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::map<std::tuple<int, int, int>, std::vector<std::vector<char>>> mail;
+  // combine_rows: every process's rows, written in turn.
+  std::vector<double> sums;
+  double max_abs = 0.0;
+  int arrived = 0;
+  int generation = 0;
+};
+
+class Delivered final : public Message {
+ public:
+  bool done() override { return true; }
+};
+
+class Mailbox final : public Message {
+ public:
+  Mailbox(World& world, std::tuple<int, int, int> key, void* data, std::size_t bytes)
+      : world_(world), key_(key), data_(data), bytes_(bytes) {}
+  bool done() override {
+    const std::lock_guard<std::mutex> lock(world_.mutex);
+    auto& box = world_.mail[key_];
+    if (box.empty()) return false;
+    EXPECT_EQ(box.front().size(), bytes_);
+    std::memcpy(data_, box.front().data(), bytes_);
+    box.erase(box.begin());
+    return true;
+  }
+
+ private:
+  World& world_;
+  std::tuple<int, int, int> key_;
+  void* data_;
+  std::size_t bytes_;
+};
+
+class FakeProcesses final : public Processes {
+ public:
+  FakeProcesses(World& world, int rank) : world_(world), rank_(rank) {}
+  int rank() const override { return rank_; }
+  int size() const override { return kRanks; }
+  int local_rank() const override { return rank_; }
+  std::vector<std::string> all_gather(const std::string&) override { return unused(); }
+  std::string broadcast(const std::string&) override { unused(); }
+  void gather_rows(void*, std::size_t, const std::vector<RowRange>&) override { unused(); }
+
+  void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs,
+                    const std::atomic<bool>&, double) override {
+    std::unique_lock<std::mutex> lock(world_.mutex);
+    const int generation = world_.generation;
+    if (world_.arrived == 0) {
+      world_.sums.assign(sums.size(), 0.0);
+      world_.max_abs = 0.0;
+    }
+    const RowRange mine = ranks[static_cast<std::size_t>(rank_)];
+    std::copy(sums.begin() + (mine.first - 1), sums.begin() + (mine.end() - 1), world_.sums.begin() + (mine.first - 1));
+    world_.max_abs = std::max(world_.max_abs, max_abs);
+    if (++world_.arrived == kRanks) {
+      world_.arrived = 0;
+      ++world_.generation;
+      world_.changed.notify_all();
+    } else {
+      world_.changed.wait(lock, [&] { return world_.generation != generation; });
+    }
+    sums = world_.sums;
+    max_abs = world_.max_abs;
+  }
+
+  std::unique_ptr<Message> send(int to, int tag, const void* data, std::size_t bytes) override {
+    const std::lock_guard<std::mutex> lock(world_.mutex);
+    const char* from = static_cast<const char*>(data);
+    world_.mail[{rank_, to, tag}].emplace_back(from, from + bytes);
+    return std::make_unique<Delivered>();
+  }
+  std::unique_ptr<Message> receive(int from, int tag, void* data, std::size_t bytes) override {
+    return std::make_unique<Mailbox>(world_, std::make_tuple(from, rank_, tag), data, bytes);
+  }
+  [[noreturn]] void abort(const std::string& why, int) override { throw Error(why, __FILE__, __LINE__); }
+
+ private:
+  [[noreturn]] static std::vector<std::string> unused() { throw Error("not used by the transport", __FILE__, __LINE__); }
+  World& world_;
+  int rank_;
+};
+
+StencilJob job_of(std::int64_t ny) {
+  StencilJob job;
+  job.precision = Precision::Double;
+  job.nx = kCols - 2;
+  job.ny = ny;
+  return job;
+}
+
+// Devices 0 (rank 0), 1 and 2 (rank 1), 3 (rank 2), one row each.
+struct Spread {
+  World world;
+  std::vector<std::unique_ptr<FakeProcesses>> processes;
+  std::vector<std::unique_ptr<FakeRows>> rows;
+  std::vector<std::unique_ptr<ProcessTransport>> transports;  // by rank
+  std::vector<std::pair<int, std::size_t>> where;             // by device: rank and index there
+  StencilJob job = job_of(4);
+
+  explicit Spread(double silence_limit_s = kSilenceLimitS) {
+    const std::vector<std::vector<int>> devices_of_rank{{0}, {1, 2}, {3}};
+    const std::vector<RowRange> ranks{{1, 1}, {2, 2}, {4, 1}};
+    for (int r = 0; r < kRanks; ++r) {
+      processes.push_back(std::make_unique<FakeProcesses>(world, r));
+      std::vector<HaloRows*> halos;
+      std::vector<RowRange> slabs;
+      for (int d : devices_of_rank[static_cast<std::size_t>(r)]) {
+        rows.push_back(std::make_unique<FakeRows>());
+        halos.push_back(rows.back().get());
+        slabs.push_back({d + 1, 1});
+        where.emplace_back(r, halos.size() - 1);
+      }
+      transports.push_back(std::make_unique<ProcessTransport>(
+          halos, slabs, job, 0.5, 50, ProcessLinks{processes.back().get(), r - 1, r + 1 < kRanks ? r + 1 : -1, ranks, silence_limit_s}));
+      for (std::size_t k = 0; k < halos.size(); ++k) transports.back()->connect(k);
+    }
+  }
+  Endpoint& endpoint(int device) {
+    const auto [r, k] = where[static_cast<std::size_t>(device)];
+    return transports[static_cast<std::size_t>(r)]->endpoint(k);
+  }
+};
+
+TEST(ProcessTransport, GhostRowsHoldTheNeighboursEdgeRowsAcrossProcesses) {
+  Spread s;
+  constexpr std::int64_t kRounds = 40;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int d = 0; d < 4; ++d) {
+    threads.emplace_back([&, d] {
+      Endpoint& port = s.endpoint(d);
+      FakeRows& mine = *s.rows[static_cast<std::size_t>(d)];
+      EXPECT_EQ(port.has_neighbour(Side::Top), d > 0);
+      EXPECT_EQ(port.has_neighbour(Side::Bottom), d < 3);
+      for (std::int64_t t = 1; t <= kRounds; ++t) {
+        for (Side side : {Side::Top, Side::Bottom}) {
+          for (std::int64_t c = 0; c < kCols; ++c) mine.row(mine.edge(side, t))[c] = mark(d, side, t, c);
+        }
+        port.exchange(t, 1);
+        for (Side side : {Side::Top, Side::Bottom}) {
+          if (!port.has_neighbour(side)) continue;
+          const int nb = side == Side::Top ? d - 1 : d + 1;
+          for (std::int64_t c = 0; c < kCols; ++c) {
+            if (mine.row(mine.ghost(side, t))[c] != mark(nb, opposite(side), t, c)) ++wrong;
+          }
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST(ProcessTransport, TheResidualCheckHasTheBitsOfOneReductionOverEveryRow) {
+  Spread s;
+  std::mt19937 random(21);
+  std::uniform_real_distribution<double> value(0.0, 1e-3);
+  std::vector<double> sums(4);
+  for (double& v : sums) v = value(random);
+  const std::vector<double> maxima{0.25, 2.5, 0.5, 1.0};
+  std::vector<CheckOutcome> seen(4);
+  std::vector<std::thread> threads;
+  for (int d = 0; d < 4; ++d) {
+    threads.emplace_back([&, d] {
+      seen[static_cast<std::size_t>(d)] =
+          s.endpoint(d).check(s.job.stop.max_iterations, &sums[static_cast<std::size_t>(d)], maxima[static_cast<std::size_t>(d)]);
+    });
+  }
+  for (auto& t : threads) t.join();
+  const Residual expected = finish_residual(sums.data(), 4, 2.5, 0.5);
+  for (const CheckOutcome& o : seen) {
+    EXPECT_EQ(std::memcmp(&o.residual.l2, &expected.l2, sizeof(double)), 0);
+    EXPECT_EQ(o.residual.max, expected.max);
+    EXPECT_TRUE(o.stop);  // at the last iteration, on every process
+  }
+}
+
+TEST(ProcessTransport, AnAbortEndsAWaitForAProcessThatNeverSends) {
+  Spread s;
+  std::thread set_abort([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    s.transports[0]->abort();
+  });
+  Endpoint& port = s.endpoint(0);
+  port.send(Side::Bottom, 1, 1);
+  port.post(1);
+  Completion fill = port.receive(Side::Bottom, 1, 1);
+  EXPECT_THROW(fill.wait(), Aborted);
+  set_abort.join();
+}
+
+TEST(ProcessTransport, AProcessSilentBeyondTheLimitEndsTheWaitNamingIt) {
+  Spread s(0.2);
+  Endpoint& port = s.endpoint(0);
+  port.send(Side::Bottom, 1, 1);
+  port.post(1);
+  Completion fill = port.receive(Side::Bottom, 1, 1);
+  try {
+    fill.wait();
+    ADD_FAILURE() << "the wait ended without rows";
+  } catch (const Aborted&) {
+    ADD_FAILURE() << "the wait was aborted, not timed out";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("ghost rows from rank 1"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hetstencil
