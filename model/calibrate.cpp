@@ -151,6 +151,11 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   using Samples = std::vector<std::vector<std::vector<double>>>;
   Samples sweeps(cpus.size(), std::vector<std::vector<double>>(rows.size()));
   Samples checks = sweeps;
+  // Each device alone, the others idle, point by point beside the samples
+  // taken together (so a spell of a slower host moves both): in a split of
+  // unequal shares a device sweeps the rest of its share alone.
+  Samples alone = sweeps;
+  const std::size_t alone_runs = devices.size() > 1 ? devices.size() : 0;
   std::size_t measured = 0;  // points that pass 0 reached: later passes repeat those
   std::vector<int> passes_of(rows.size(), 1);
   std::atomic<bool> abort{false};
@@ -197,7 +202,8 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
                                         : least;
         // A check's cost, rarely paid, is measured once; pass 0 leaves room for the passes after it.
         const bool with_checks = pass == 0;
-        if (!budget.allows(estimate * (reps + 1) * (with_checks ? passes + 1 : 1))) {
+        const double runs = static_cast<double>((with_checks ? passes + 1 : 1) + alone_runs);
+        if (!budget.allows(estimate * (reps + 1) * runs)) {
           if (pass == 0) {
             skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(rows[i]) + " rows");
           }
@@ -211,6 +217,10 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
               checks[k][i].insert(checks[k][i].end(), got.check_s.begin(), got.check_s.end());
             },
             [&] { abort = true; });
+        for (std::size_t k = 0; k < alone_runs; ++k) {
+          const RateSamples got = devices[k]->measure_sweeps(job, {rows[i]}, reps, false).front();
+          alone[k][i].insert(alone[k][i].end(), got.sweep_s.begin(), got.sweep_s.end());
+        }
         if (pass == 0) measured = i + 1;
       }
       log::debug("calibration: CPU pass {} done at {:.2f} s", pass, budget.used());
@@ -219,15 +229,17 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   });
   for (std::size_t k = 0; k < cpus.size(); ++k) {
     if (measured == 0) continue;
-    std::vector<RateCurve::Point> points, check_points;
+    std::vector<RateCurve::Point> points, check_points, alone_points;
     for (std::size_t i = 0; i < measured; ++i) {
       points.push_back({rows[i], robust_time(sweeps[k][i])});
       check_points.push_back({rows[i], robust_time(checks[k][i])});
+      if (alone_runs > 0) alone_points.push_back({rows[i], robust_time(alone[k][i])});
     }
     DeviceProfile& d = entry_of(profile, cpus[k]->info);
     d.kind = "cpu";
     d.rates[rate_key(precision, o.nx)] = RateCurve(points);
     d.checks[rate_key(precision, o.nx)] = RateCurve(check_points);
+    if (alone_runs > 0) d.alone[rate_key(precision, o.nx)] = RateCurve(alone_points);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "model/predict.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "hetstencil/error.hpp"
@@ -44,6 +45,7 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
     e.device = d;
     e.rate = *rate;
     e.check = profile.check(d.name, precision, nx, variant);
+    if (d.kind == DeviceKind::Cpu) e.alone = profile.alone(d.name, precision, nx);
     if (!e.check) notes_.push_back("no check figures for " + d.name + ": checks taken as free");
     const auto dev = profile.devices.find(d.name);
     if (cautious && d.kind == DeviceKind::Cpu) {
@@ -115,15 +117,55 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   return p;
 }
 
+void SplitModel::share_memory(std::vector<DevicePrediction>& devices) const {
+  std::vector<std::size_t> sharing;
+  for (std::size_t k = 0; k < entries_.size(); ++k) {
+    if (entries_[k].alone && std::isfinite(devices[k].compute_s) && devices[k].compute_s > 0.0) sharing.push_back(k);
+  }
+  if (sharing.size() < 2) return;
+  // Device k's sweep with m of the n devices sweeping takes t(m): its curve
+  // beside the others at m = n, alone at m = 1, in proportion between. The
+  // devices start together; each phase ends when the next one finishes.
+  const auto n = static_cast<double>(sharing.size());
+  std::vector<double> beside(entries_.size()), alone(entries_.size()), left(entries_.size(), 1.0);
+  for (std::size_t k : sharing) {
+    const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
+    beside[k] = devices[k].compute_s;
+    alone[k] = std::min(beside[k], entries_[k].alone->seconds(rows_swept(devices[k].rows, neighbours, variant_)) *
+                                        entries_[k].priced_slower);
+  }
+  double now = 0.0;
+  for (std::vector<std::size_t> active = sharing; !active.empty();) {
+    const double m = static_cast<double>(active.size());
+    const auto time_at = [&](std::size_t k) { return alone[k] + (beside[k] - alone[k]) * (m - 1.0) / (n - 1.0); };
+    double phase = std::numeric_limits<double>::infinity();
+    for (std::size_t k : active) phase = std::min(phase, left[k] * time_at(k));
+    now += phase;
+    std::vector<std::size_t> still;
+    for (std::size_t k : active) {
+      left[k] -= phase / time_at(k);
+      if (left[k] > 1e-12) {
+        still.push_back(k);
+      } else {
+        devices[k].iteration_s += now - devices[k].compute_s;
+        devices[k].compute_s = now;
+      }
+    }
+    active = std::move(still);
+  }
+}
+
 Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
   Prediction out;
   out.iterations = iterations_;
   out.checks = checks_;
   out.notes = notes_;
+  for (std::size_t k = 0; k < entries_.size(); ++k) out.devices.push_back(device(k, rows[k]));
+  share_memory(out.devices);
   // From having its ghost rows to publishing its edge rows (in a round).
   std::vector<double> ready(entries_.size(), 0.0);
   for (std::size_t k = 0; k < entries_.size(); ++k) {
-    const DevicePrediction p = device(k, rows[k]);
+    const DevicePrediction& p = out.devices[k];
     const Entry& e = entries_[k];
     if (depth() > 1) {
       ready[k] = static_cast<double>(depth()) * (p.iteration_s - p.exchange_s);
@@ -135,7 +177,6 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
     out.check_s = std::max(out.check_s, p.check_s);
     out.setup_s = std::max(out.setup_s, p.setup_s);
     out.teardown_s = std::max(out.teardown_s, p.teardown_s);
-    out.devices.push_back(p);
   }
   // Neighbours A and B each need the other's last iterate: over two rounds
   // the chain runs A's work, the trip to B, B's work, the trip back.

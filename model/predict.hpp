@@ -54,6 +54,7 @@ class SplitModel {
     PlannedDevice device;
     RateCurve rate;
     std::optional<RateCurve> check;
+    std::optional<RateCurve> alone;  // a CPU device's sweeps with the other CPU devices idle
     double priced_slower = 1.0;
     double step = 0.0;        // its own loop
     double exchange = 0.0;    // its ghost rows' trips (and its edges' to host neighbours)
@@ -61,6 +62,10 @@ class SplitModel {
     double from_next = 0.0;
     TransferCurve setup_in, setup_out;
   };
+  // CPU devices calibrated together share the memory's bandwidth while they
+  // all sweep; one with a larger share sweeps its rest alone, faster: their
+  // compute times from the two curves (see docs/model.md).
+  void share_memory(std::vector<DevicePrediction>& devices) const;
   // Sweeps between exchanges, and rows a side exchanged.
   std::int64_t depth() const { return halo_depth(variant_); }
 

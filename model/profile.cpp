@@ -198,6 +198,7 @@ void merge_into(Profile& stored, const Profile& measured) {
     if (!m.kind.empty()) d.kind = m.kind;
     for (const auto& [k, c] : m.rates) d.rates[k] = c;
     for (const auto& [k, c] : m.checks) d.checks[k] = c;
+    for (const auto& [k, c] : m.alone) d.alone[k] = c;
     for (const auto& [k, s] : m.step) d.step[k] = s;
     if (!m.setup_in.empty()) d.setup_in = m.setup_in;
     if (!m.setup_out.empty()) d.setup_out = m.setup_out;
@@ -255,6 +256,11 @@ std::optional<RateCurve> Profile::rate(const std::string& device, Precision prec
                             : nearest_curve(d->second.rates, precision, nx, swept_by(kind_of(d->second), variant));
 }
 
+std::optional<RateCurve> Profile::alone(const std::string& device, Precision precision, std::int64_t nx) const {
+  const auto d = devices.find(device);
+  return d == devices.end() ? std::nullopt : nearest_curve(d->second.alone, precision, nx, {});
+}
+
 std::optional<RateCurve> Profile::check(const std::string& device, Precision precision, std::int64_t nx,
                                         const VariantChoice& variant) const {
   const auto d = devices.find(device);
@@ -270,6 +276,7 @@ std::string to_json(const Profile& p, int indent) {
                    {"rates", curves_json(d.rates)},
                    {"checks", curves_json(d.checks)},
                    {"step", d.step}};
+    if (!d.alone.empty()) device["alone"] = curves_json(d.alone);
     if (!d.setup_in.empty()) device["setup_in"] = curve_json(d.setup_in);
     if (!d.setup_out.empty()) device["setup_out"] = curve_json(d.setup_out);
     if (d.slowdown_beside_gpus != 1.0) device["slowdown_beside_gpus"] = d.slowdown_beside_gpus;
@@ -337,6 +344,7 @@ Profile profile_from_json(const std::string& text, const std::string& source) {
       device.kind = d.at("kind").get<std::string>();
       device.rates = curves_from(d.at("rates"), source, device.name, "rate");
       device.checks = curves_from(d.value("checks", json::object()), source, device.name, "check");
+      device.alone = curves_from(d.value("alone", json::object()), source, device.name, "alone");
       device.step = d.value("step", json::object()).get<std::map<std::string, double>>();
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));
       if (d.contains("setup_out")) device.setup_out = curve_from(d.at("setup_out"));

@@ -44,6 +44,12 @@ struct DeviceProfile {
   /// tile variants: a pass of K or alpha sweeps, over K or alpha).
   std::map<std::string, RateCurve> rates;
   std::map<std::string, RateCurve> checks;  ///< likewise: what a residual check adds to an iteration
+  /// A CPU device calibrated beside other CPU devices (its `rates` measured
+  /// with all of them sweeping the same rows at once): its sweeps with the
+  /// others idle, by rate_key. What it sweeps once the others have finished a
+  /// smaller share: on a 2-core VM 1024 rows of 2048 doubles take 1.9x as long
+  /// beside the other core sweeping as alone (docs/model.md).
+  std::map<std::string, RateCurve> alone;
   /// Seconds an iteration costs besides its sweep, by rate_key: the device's
   /// own loop (barriers, launches, waiting for the GPU), measured alone on a slab
   /// of 4 rows.
@@ -73,6 +79,8 @@ struct Profile {
   /// whatever the variant: its sync curve.
   std::optional<RateCurve> rate(const std::string& device, Precision precision, std::int64_t nx,
                                 const VariantChoice& variant = {}) const;
+  /// The same for a CPU device's sweeps with the other CPU devices idle.
+  std::optional<RateCurve> alone(const std::string& device, Precision precision, std::int64_t nx) const;
   /// The same for the cost of a residual check.
   std::optional<RateCurve> check(const std::string& device, Precision precision, std::int64_t nx,
                                  const VariantChoice& variant = {}) const;

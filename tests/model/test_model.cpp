@@ -212,6 +212,44 @@ TEST(Predict, CpuAndGpuSplit) {
 namespace hetstencil {
 namespace {
 
+// Two CPU devices calibrated together: 2 us a row each while both sweep, 1 us
+// a row alone. At equal shares both sweep beside each other all the time; with
+// 100 and 300 rows the second sweeps 200 of its rows beside the first (400 us),
+// then its last 200 alone (200 us).
+TEST(Predict, CpuDevicesSharingMemorySweepTheRestOfALargerShareAlone) {
+  Profile p;
+  for (const char* name : {"cpu0", "cpu1"}) {
+    DeviceProfile cpu;
+    cpu.kind = "cpu";
+    cpu.rates[rate_key(Precision::Double, 512)] = RateCurve({{8, 16e-6}, {1024, 2048e-6}});
+    cpu.alone[rate_key(Precision::Double, 512)] = RateCurve({{8, 8e-6}, {1024, 1024e-6}});
+    p.devices[name] = cpu;
+  }
+  StopRule stop;
+  stop.max_iterations = 10;
+  const auto at = [&](std::int64_t a, std::int64_t b) {
+    return predict(p, {{"cpu0", DeviceKind::Cpu, a}, {"cpu1", DeviceKind::Cpu, b}}, Precision::Double, 512, stop);
+  };
+  // Each sweeps its rows and the ghost row beside the other: rows_swept adds none for sync.
+  const Prediction even = at(200, 200);
+  EXPECT_NEAR(even.devices[0].compute_s, 400e-6, 1e-12);
+  EXPECT_NEAR(even.devices[1].compute_s, 400e-6, 1e-12);
+  const Prediction uneven = at(100, 300);
+  EXPECT_NEAR(uneven.devices[0].compute_s, 200e-6, 1e-12);
+  EXPECT_NEAR(uneven.devices[1].compute_s, 200e-6 + 200e-6, 1e-12) << "100 rows' worth beside, 200 alone";
+  EXPECT_NEAR(uneven.iteration_s, uneven.devices[1].iteration_s, 1e-15);
+  EXPECT_NEAR(uneven.devices[1].iteration_s, uneven.devices[1].compute_s + uneven.devices[1].exposed_s, 1e-15);
+  // Without the alone curve the larger share is priced as if the other swept beside it all along.
+  for (auto& [name, d] : p.devices) d.alone.clear();
+  EXPECT_NEAR(at(100, 300).devices[1].compute_s, 600e-6, 1e-12);
+  // The curve is kept in the profile's JSON.
+  p.devices["cpu0"].alone[rate_key(Precision::Double, 512)] = RateCurve({{8, 8e-6}, {1024, 1024e-6}});
+  const Profile q = profile_from_json(to_json(p));
+  ASSERT_TRUE(q.alone("cpu0", Precision::Double, 512));
+  EXPECT_DOUBLE_EQ(q.alone("cpu0", Precision::Double, 512)->seconds(512), 512e-6);
+  EXPECT_FALSE(q.alone("cpu1", Precision::Double, 512));
+}
+
 TEST(Learn, RunsMoveTheCurveButSpikesDoNot) {
   Profile p;
   p.devices["cpu0"].kind = "cpu";
