@@ -118,8 +118,7 @@ class Budget {
 // when the CPU curves are measured.
 constexpr double kAfterCurvesSeconds = 1.0;
 constexpr double kCpuPointSeconds = 0.02;
-constexpr int kCpuPasses = 3;
-constexpr double kSpreadBelowSeconds = 0.002;
+constexpr int kCpuPasses = 4;
 constexpr int kMostCpuRepetitions = 101;
 
 // Every CPU device sweeps at once, point by point, as in a solve: each sweep
@@ -129,10 +128,12 @@ constexpr int kMostCpuRepetitions = 101;
 // the CPU device sweeps 500 / 1000 / 2000 rows of 16384 floats in 0.37 / 0.98 /
 // 2.08 ms alone and 1.13 / 2.09 / 2.08 ms beside the GPU (bench cpu
 // --beside-gpus); in solves beside it, either, from one run to the next.
-// A short point's samples are taken in three passes over the points, so that a
+// Every point's samples are taken in four passes over the points, so that a
 // spell of a slower machine (a neighbour on a shared host) moves every point
 // a little and none a lot: taken at once, on a 2-core VM, one point of a curve
-// can move by half between calibrations while its neighbours do not.
+// can move by half between calibrations while its neighbours do not (2048
+// rows of 2048 doubles: 5.3 and 11.0 ms in two calibrations a minute apart,
+// its samples taken at once).
 void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
                 const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
                 std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
@@ -157,7 +158,6 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   Samples alone = sweeps;
   const std::size_t alone_runs = devices.size() > 1 ? devices.size() : 0;
   std::size_t measured = 0;  // points that pass 0 reached: later passes repeat those
-  std::vector<int> passes_of(rows.size(), 1);
   std::atomic<bool> abort{false};
   Barrier together(static_cast<int>(devices.size()), spin_limit_for(static_cast<int>(devices.size()),
                                                                      topology.hardware_threads()));
@@ -190,12 +190,8 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
         const double estimate = pass > 0 ? seconds_at(i)
                                 : i > 0 ? seconds_at(i - 1) * static_cast<double>(rows[i]) / static_cast<double>(rows[i - 1])
                                         : 0.0;
-        // Short sweeps are repeated for 20 ms at least, spread over the
-        // passes: on a shared machine single points otherwise move by a fifth
-        // between calibrations. Long ones take their repetitions at once.
-        if (pass == 0) passes_of[i] = estimate < kSpreadBelowSeconds ? kCpuPasses : 1;
-        const int passes = passes_of[i];
-        if (pass >= passes) continue;
+        // Short sweeps are repeated for 20 ms at least, spread over the passes.
+        const int passes = kCpuPasses;
         const int least = (o.repetitions + passes - 1) / passes;
         const int reps = estimate > 0.0 ? std::clamp(static_cast<int>(kCpuPointSeconds / (passes * estimate)), least,
                                                      kMostCpuRepetitions / passes)
