@@ -47,8 +47,8 @@ struct DeviceProfile {
   /// A CPU device calibrated beside other CPU devices (its `rates` measured
   /// with all of them sweeping the same rows at once): its sweeps with the
   /// others idle, by rate_key. What it sweeps once the others have finished a
-  /// smaller share: on a 2-core VM 1024 rows of 2048 doubles take 1.9x as long
-  /// beside the other core sweeping as alone (docs/model.md).
+  /// smaller share: on a 2-core VM 1638 rows of 2048 doubles take 7.38 ms
+  /// beside the other core sweeping as many, 3.36 ms alone (docs/model.md).
   std::map<std::string, RateCurve> alone;
   /// Seconds an iteration costs besides its sweep, by rate_key: the device's
   /// own loop (barriers, launches, waiting for the GPU), measured alone on a slab

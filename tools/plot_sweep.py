@@ -38,7 +38,7 @@ def main():
         ax.plot(*zip(*predicted), "s--", label="predicted", color="tab:orange", markersize=4)
     disturbed = [(100 * float(r["share"]), ms(r, "measured_iteration_s")) for r in rows if r["disturbed"] == "yes"]
     if disturbed:
-        ax.plot(*zip(*disturbed), "x", markersize=12, color="tab:gray", label="host disturbed (canary)")
+        ax.plot(*zip(*disturbed), "x", markersize=12, color="tab:gray", label="host disturbed in every run")
     for r in model:
         m = ms(r, "measured_iteration_s")
         ax.axvline(100 * float(r["share"]), color="tab:red", alpha=0.4, linestyle=":")
