@@ -152,11 +152,16 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   using Samples = std::vector<std::vector<std::vector<double>>>;
   Samples sweeps(cpus.size(), std::vector<std::vector<double>>(rows.size()));
   Samples checks = sweeps;
-  // Each device alone, the others idle, point by point beside the samples
-  // taken together (so a spell of a slower host moves both): in a split of
-  // unequal shares a device sweeps the rest of its share alone.
+  // Devices on one memory node share its bandwidth: each is also measured
+  // alone, the others idle, point by point beside the samples taken together
+  // (so a spell of a slower host moves both): in a split of unequal shares a
+  // device sweeps the rest of its share alone. Devices on different nodes
+  // sweep as fast beside each other as alone, and are not.
   Samples alone = sweeps;
-  const std::size_t alone_runs = devices.size() > 1 ? devices.size() : 0;
+  const bool one_memory = std::all_of(cpus.begin(), cpus.end(), [&](const DeviceSpec* c) {
+    return c->info.numa_node == cpus.front()->info.numa_node;
+  });
+  const std::size_t alone_runs = devices.size() > 1 && one_memory ? devices.size() : 0;
   std::size_t measured = 0;  // points that pass 0 reached: later passes repeat those
   std::atomic<bool> abort{false};
   Barrier together(static_cast<int>(devices.size()), spin_limit_for(static_cast<int>(devices.size()),
