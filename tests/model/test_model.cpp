@@ -239,6 +239,23 @@ TEST(Predict, CpuDevicesSharingMemorySweepTheRestOfALargerShareAlone) {
   EXPECT_NEAR(uneven.devices[1].compute_s, 200e-6 + 200e-6, 1e-12) << "100 rows' worth beside, 200 alone";
   EXPECT_NEAR(uneven.iteration_s, uneven.devices[1].iteration_s, 1e-15);
   EXPECT_NEAR(uneven.devices[1].iteration_s, uneven.devices[1].compute_s + uneven.devices[1].exposed_s, 1e-15);
+  // A run measured as priced leaves the curves where they are: the larger
+  // share's time is learnt as if it swept beside the other all along.
+  Report r;
+  r.nx = 512;
+  r.precision = Precision::Double;
+  r.iterations = 10;
+  r.predicted = uneven;
+  for (const DevicePrediction& d : uneven.devices) {
+    DeviceReport measured;
+    measured.name = d.name;
+    measured.rows = d.rows;
+    measured.compute_s = 10 * d.compute_s;
+    r.devices.push_back(measured);
+  }
+  EXPECT_EQ(learn(p, r), 2);
+  EXPECT_NEAR(p.rate("cpu1", Precision::Double, 512)->seconds(300), 600e-6, 1e-12);
+  EXPECT_NEAR(p.rate("cpu0", Precision::Double, 512)->seconds(100), 200e-6, 1e-12);
   // Without the alone curve the larger share is priced as if the other swept beside it all along.
   for (auto& [name, d] : p.devices) d.alone.clear();
   EXPECT_NEAR(at(100, 300).devices[1].compute_s, 600e-6, 1e-12);
