@@ -48,11 +48,12 @@ struct SweepOptions {
 };
 
 // A canary below this fraction of the sweep's best, or other processes using
-// more than this many cores on average during the run, say the host is busy
-// with something else (a neighbour's build, another job): the run is
+// more than this many cores on average during the run while the host had
+// less than that idle, say the host is busy with something else (a
+// neighbour's build, another job) and took cores the run wanted: the run is
 // re-measured once, and its point marked when it is disturbed again. On a
 // 2-core VM beside compilers, runs of one split took 4.4 to 13.8 ms an
-// iteration, the slow ones with others using a core or more.
+// iteration, the slow ones with others using a core or more and none idle.
 constexpr double kDisturbedBelow = 0.8;
 constexpr double kMostOtherCores = 0.2;
 
@@ -110,9 +111,10 @@ double canary_bytes_per_s() {
 }
 
 // CPU seconds used by the whole host (every process, and time stolen by the
-// hypervisor) and by this process, so far; nothing where /proc/stat is not.
+// hypervisor), left idle, and used by this process, so far; nothing where
+// /proc/stat is not.
 struct CpuSeconds {
-  double host = 0.0, ours = 0.0;
+  double host = 0.0, idle = 0.0, ours = 0.0;
 };
 std::optional<CpuSeconds> cpu_seconds() {
   std::ifstream stat("/proc/stat");
@@ -125,7 +127,8 @@ std::optional<CpuSeconds> cpu_seconds() {
   if (getrusage(RUSAGE_SELF, &self) != 0) return std::nullopt;
   const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
   const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-  return CpuSeconds{(user + nice + system + irq + softirq + steal) / tick, seconds(self.ru_utime) + seconds(self.ru_stime)};
+  return CpuSeconds{(user + nice + system + irq + softirq + steal) / tick, (idle + iowait) / tick,
+                    seconds(self.ru_utime) + seconds(self.ru_stime)};
 }
 
 // The order the points are measured in, the same in every round and every
@@ -258,13 +261,16 @@ int run_sweep(const SweepOptions& o) {
         const auto cpu_after = cpu_seconds();
         pt.predicted = predicted_iteration_s(result.report);
         if (reference && pt.same_bits.empty()) pt.same_bits = same_bits(result.solution, *reference) ? "yes" : "no";
-        // What other processes took, beyond the clock ticks' granularity.
-        double others = -1.0;
+        // What other processes took, beyond the clock ticks' granularity, and what was left idle.
+        double others = -1.0, idle = 0.0;
         if (cpu_before && cpu_after && wall > 0.0) {
+          const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
           const double taken = (cpu_after->host - cpu_before->host) - (cpu_after->ours - cpu_before->ours);
-          others = std::max(0.0, taken - 2.0 / static_cast<double>(sysconf(_SC_CLK_TCK))) / wall;
+          others = std::max(0.0, taken - 2.0 * tick) / wall;
+          idle = (cpu_after->idle - cpu_before->idle) / wall;
         }
-        const bool quiet = canary >= kDisturbedBelow * best_canary && others <= kMostOtherCores;
+        const bool crowded = others > kMostOtherCores && idle < kMostOtherCores;
+        const bool quiet = canary >= kDisturbedBelow * best_canary && !crowded;
         if (!quiet && attempt == 0) continue;
         pt.samples.push_back(iteration_s(result.report));
         pt.canaries.push_back(canary);
@@ -343,8 +349,8 @@ int run_sweep(const SweepOptions& o) {
   const auto disturbed = static_cast<std::ptrdiff_t>(points.size()) - quiet_points;
   if (disturbed > 0) {
     fmt::print("{} of {} points measured only while the host was disturbed (a memory-bandwidth canary under {:.0f}% "
-               "of its best, or other processes using more than {:.1f} cores): their errors are the host's as much as "
-               "the model's\n", disturbed, points.size(), 100.0 * kDisturbedBelow, kMostOtherCores);
+               "of its best, or other processes using more than {:.1f} cores with less idle): their errors are the "
+               "host's as much as the model's\n", disturbed, points.size(), 100.0 * kDisturbedBelow, kMostOtherCores);
   }
   if (!o.json.empty()) {
     nlohmann::json j;
