@@ -14,6 +14,7 @@
 #include "core/robust.hpp"
 #include "core/dispatch.hpp"
 #include "core/timing_grid.hpp"
+#include "model/predict.hpp"
 
 namespace hetstencil {
 namespace {
@@ -121,6 +122,59 @@ constexpr double kCpuPointSeconds = 0.02;
 constexpr int kCpuPasses = 4;
 constexpr int kMostCpuRepetitions = 101;
 
+// DeviceProfile::alone_gain: CPU devices on one memory node sweep one unequal
+// split at once (the first a fifth of the rows, the others the rest), and the
+// gain is what makes the phases (phased_sweeps) finish the last of them when
+// it was measured to. A busy host takes the core of a device that waits, and
+// its rows stay in the shared cache: the others are not quite alone.
+template <class Samples>
+double alone_gain_at_a_split(const std::vector<std::unique_ptr<Device>>& devices, const StencilJob& job,
+                             const std::vector<std::int64_t>& rows, std::size_t measured, const Samples& beside_samples,
+                             const Samples& alone_samples, std::int64_t most, int repetitions, const Budget& budget,
+                             const std::function<void()>& start_together, std::atomic<bool>& abort) {
+  const std::size_t n = devices.size();
+  std::vector<std::int64_t> split(n, std::max<std::int64_t>(4, (most - most / 5) / static_cast<std::int64_t>(n - 1)));
+  split[0] = std::max<std::int64_t>(4, most / 5);
+  std::vector<double> beside(n), alone(n), found(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    std::vector<RateCurve::Point> b, a;
+    for (std::size_t i = 0; i < measured; ++i) {
+      b.push_back({rows[i], robust_time(beside_samples[k][i])});
+      a.push_back({rows[i], robust_time(alone_samples[k][i])});
+    }
+    beside[k] = RateCurve(b).seconds(split[k]);
+    alone[k] = std::min(beside[k], RateCurve(a).seconds(split[k]));
+  }
+  const double longest = *std::max_element(beside.begin(), beside.end());
+  if (!budget.allows(longest * (repetitions + 1))) return 1.0;
+  run_on_threads(
+      n,
+      [&](std::size_t k) {
+        found[k] = robust_time(devices[k]->measure_sweeps(job, {split[k]}, repetitions, false, start_together).front().sweep_s);
+      },
+      [&] { abort = true; });
+  const double target = *std::max_element(found.begin(), found.end());
+  for (std::size_t k = 0; k < n; ++k) {
+    log::debug("calibration: CPU device {} of {} at {} rows beside the others: {:.3f} ms (curves: {:.3f} beside, {:.3f} "
+               "alone)", k, n, split[k], 1e3 * found[k], 1e3 * beside[k], 1e3 * alone[k]);
+  }
+  // The last to finish, with gain g: later as g falls.
+  const auto last = [&](double g) {
+    std::vector<double> a(n);
+    for (std::size_t k = 0; k < n; ++k) a[k] = beside[k] - g * (beside[k] - alone[k]);
+    const std::vector<double> finish = phased_sweeps(beside, a);
+    return *std::max_element(finish.begin(), finish.end());
+  };
+  if (target <= last(1.0)) return 1.0;
+  if (target >= last(0.0)) return 0.0;
+  double lo = 0.0, hi = 1.0;
+  for (int step = 0; step < 40; ++step) {
+    const double mid = 0.5 * (lo + hi);
+    (last(mid) > target ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
 // Every CPU device sweeps at once, point by point, as in a solve: each sweep
 // starts on all of them together, so that devices that share a memory
 // controller and a cache are measured sharing them; and beside every GPU
@@ -163,6 +217,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   });
   const std::size_t alone_runs = devices.size() > 1 && one_memory ? devices.size() : 0;
   std::size_t measured = 0;  // points that pass 0 reached: later passes repeat those
+  double gain = 1.0;  // DeviceProfile::alone_gain
   std::atomic<bool> abort{false};
   Barrier together(static_cast<int>(devices.size()), spin_limit_for(static_cast<int>(devices.size()),
                                                                      topology.hardware_threads()));
@@ -226,6 +281,10 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
       }
       log::debug("calibration: CPU pass {} done at {:.2f} s", pass, budget.used());
     }
+    if (alone_runs > 0 && measured > 1) {
+      gain = alone_gain_at_a_split(devices, job, rows, measured, sweeps, alone, most, o.repetitions, budget,
+                                   start_together, abort);
+    }
     for (auto& d : devices) d->detach();
   });
   for (std::size_t k = 0; k < cpus.size(); ++k) {
@@ -240,7 +299,10 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     d.kind = "cpu";
     d.rates[rate_key(precision, o.nx)] = RateCurve(points);
     d.checks[rate_key(precision, o.nx)] = RateCurve(check_points);
-    if (alone_runs > 0) d.alone[rate_key(precision, o.nx)] = RateCurve(alone_points);
+    if (alone_runs > 0) {
+      d.alone[rate_key(precision, o.nx)] = RateCurve(alone_points);
+      d.alone_gain = gain;
+    }
   }
 }
 

@@ -45,9 +45,10 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
     e.device = d;
     e.rate = *rate;
     e.check = profile.check(d.name, precision, nx, variant);
-    if (d.kind == DeviceKind::Cpu) e.alone = profile.alone(d.name, precision, nx);
     if (!e.check) notes_.push_back("no check figures for " + d.name + ": checks taken as free");
     const auto dev = profile.devices.find(d.name);
+    if (d.kind == DeviceKind::Cpu) e.alone = profile.alone(d.name, precision, nx);
+    if (e.alone && dev != profile.devices.end()) e.alone_gain = dev->second.alone_gain;
     if (cautious && d.kind == DeviceKind::Cpu) {
       const double learnt = dev != profile.devices.end() ? dev->second.slowdown_beside_gpus : 1.0;
       e.priced_slower = std::max(1.0 + kCpuMarginBesideGpus, learnt);
@@ -117,25 +118,15 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   return p;
 }
 
-void SplitModel::share_memory(std::vector<DevicePrediction>& devices) const {
-  std::vector<std::size_t> sharing;
-  for (std::size_t k = 0; k < entries_.size(); ++k) {
-    if (entries_[k].alone && std::isfinite(devices[k].compute_s) && devices[k].compute_s > 0.0) sharing.push_back(k);
-  }
-  if (sharing.size() < 2) return;
-  // Device k's sweep with m of the n devices sweeping takes t(m): its curve
-  // beside the others at m = n, alone at m = 1, in proportion between. The
-  // devices start together; each phase ends when the next one finishes.
-  const auto n = static_cast<double>(sharing.size());
-  std::vector<double> beside(entries_.size()), alone(entries_.size()), left(entries_.size(), 1.0);
-  for (std::size_t k : sharing) {
-    const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
-    beside[k] = devices[k].compute_s;
-    alone[k] = std::min(beside[k], entries_[k].alone->seconds(rows_swept(devices[k].rows, neighbours, variant_)) *
-                                        entries_[k].priced_slower);
-  }
+std::vector<double> phased_sweeps(const std::vector<double>& beside, const std::vector<double>& alone) {
+  const std::size_t count = beside.size();
+  std::vector<double> finish(count, 0.0), left(count, 1.0);
+  if (count < 2) return beside;
+  const auto n = static_cast<double>(count);
+  std::vector<std::size_t> active(count);
+  for (std::size_t k = 0; k < count; ++k) active[k] = k;
   double now = 0.0;
-  for (std::vector<std::size_t> active = sharing; !active.empty();) {
+  while (!active.empty()) {
     const double m = static_cast<double>(active.size());
     const auto time_at = [&](std::size_t k) { return alone[k] + (beside[k] - alone[k]) * (m - 1.0) / (n - 1.0); };
     double phase = std::numeric_limits<double>::infinity();
@@ -147,11 +138,34 @@ void SplitModel::share_memory(std::vector<DevicePrediction>& devices) const {
       if (left[k] > 1e-12) {
         still.push_back(k);
       } else {
-        devices[k].iteration_s += now - devices[k].compute_s;
-        devices[k].compute_s = now;
+        finish[k] = now;
       }
     }
     active = std::move(still);
+  }
+  return finish;
+}
+
+void SplitModel::share_memory(std::vector<DevicePrediction>& devices) const {
+  std::vector<std::size_t> sharing;
+  for (std::size_t k = 0; k < entries_.size(); ++k) {
+    if (entries_[k].alone && std::isfinite(devices[k].compute_s) && devices[k].compute_s > 0.0) sharing.push_back(k);
+  }
+  if (sharing.size() < 2) return;
+  std::vector<double> beside, alone;
+  for (std::size_t k : sharing) {
+    const Entry& e = entries_[k];
+    const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
+    beside.push_back(devices[k].compute_s);
+    const double by_curve = std::min(beside.back(), e.alone->seconds(rows_swept(devices[k].rows, neighbours, variant_)) *
+                                                        e.priced_slower);
+    alone.push_back(beside.back() - e.alone_gain * (beside.back() - by_curve));
+  }
+  const std::vector<double> finish = phased_sweeps(beside, alone);
+  for (std::size_t i = 0; i < sharing.size(); ++i) {
+    DevicePrediction& d = devices[sharing[i]];
+    d.iteration_s += finish[i] - d.compute_s;
+    d.compute_s = finish[i];
   }
 }
 

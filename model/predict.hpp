@@ -55,6 +55,7 @@ class SplitModel {
     RateCurve rate;
     std::optional<RateCurve> check;
     std::optional<RateCurve> alone;  // a CPU device's sweeps with the other CPU devices idle
+    double alone_gain = 1.0;         // DeviceProfile::alone_gain
     double priced_slower = 1.0;
     double step = 0.0;        // its own loop
     double exchange = 0.0;    // its ghost rows' trips (and its edges' to host neighbours)
@@ -76,6 +77,13 @@ class SplitModel {
   std::int64_t checks_ = 0;
   std::vector<std::string> notes_;
 };
+
+/// When each of devices that start their sweeps together and share one
+/// memory finishes: beside[k] is device k's sweep with all of them sweeping,
+/// alone[k] (at most beside[k]) with the others done. Each phase ends when the
+/// next device finishes; in a phase with m of the n still sweeping, device k's
+/// sweep takes alone + (beside - alone) (m - 1) / (n - 1) (docs/model.md).
+std::vector<double> phased_sweeps(const std::vector<double>& beside, const std::vector<double>& alone);
 
 /// The residual checks of a run of `stop` that ends after `iterations`
 /// iterations: the last iterate's and, with a tolerance, iterate 0's and every

@@ -199,6 +199,7 @@ void merge_into(Profile& stored, const Profile& measured) {
     for (const auto& [k, c] : m.rates) d.rates[k] = c;
     for (const auto& [k, c] : m.checks) d.checks[k] = c;
     for (const auto& [k, c] : m.alone) d.alone[k] = c;
+    if (!m.alone.empty()) d.alone_gain = m.alone_gain;
     for (const auto& [k, s] : m.step) d.step[k] = s;
     if (!m.setup_in.empty()) d.setup_in = m.setup_in;
     if (!m.setup_out.empty()) d.setup_out = m.setup_out;
@@ -276,7 +277,10 @@ std::string to_json(const Profile& p, int indent) {
                    {"rates", curves_json(d.rates)},
                    {"checks", curves_json(d.checks)},
                    {"step", d.step}};
-    if (!d.alone.empty()) device["alone"] = curves_json(d.alone);
+    if (!d.alone.empty()) {
+      device["alone"] = curves_json(d.alone);
+      device["alone_gain"] = d.alone_gain;
+    }
     if (!d.setup_in.empty()) device["setup_in"] = curve_json(d.setup_in);
     if (!d.setup_out.empty()) device["setup_out"] = curve_json(d.setup_out);
     if (d.slowdown_beside_gpus != 1.0) device["slowdown_beside_gpus"] = d.slowdown_beside_gpus;
@@ -345,6 +349,10 @@ Profile profile_from_json(const std::string& text, const std::string& source) {
       device.rates = curves_from(d.at("rates"), source, device.name, "rate");
       device.checks = curves_from(d.value("checks", json::object()), source, device.name, "check");
       device.alone = curves_from(d.value("alone", json::object()), source, device.name, "alone");
+      device.alone_gain = d.value("alone_gain", 1.0);
+      if (!(device.alone_gain >= 0.0 && device.alone_gain <= 1.0)) {
+        HETSTENCIL_THROW(InvalidArgument, device.name + ": alone_gain must be from 0 to 1");
+      }
       device.step = d.value("step", json::object()).get<std::map<std::string, double>>();
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));
       if (d.contains("setup_out")) device.setup_out = curve_from(d.at("setup_out"));

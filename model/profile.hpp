@@ -50,6 +50,11 @@ struct DeviceProfile {
   /// smaller share: on a 2-core VM 1638 rows of 2048 doubles take 7.38 ms
   /// beside the other core sweeping as many, 3.36 ms alone (docs/model.md).
   std::map<std::string, RateCurve> alone;
+  /// How much of the alone curve's gain over its curve a CPU device gets once
+  /// the others have finished their shares (1: all of it, 0: none), measured
+  /// by calibration at one unequal split of its rows: a busy host takes the
+  /// cores the others leave idle, and their rows stay in the shared cache.
+  double alone_gain = 1.0;
   /// Seconds an iteration costs besides its sweep, by rate_key: the device's
   /// own loop (barriers, launches, waiting for the GPU), measured alone on a slab
   /// of 4 rows.

@@ -239,6 +239,12 @@ TEST(Predict, CpuDevicesSharingMemorySweepTheRestOfALargerShareAlone) {
   EXPECT_NEAR(uneven.devices[1].compute_s, 200e-6 + 200e-6, 1e-12) << "100 rows' worth beside, 200 alone";
   EXPECT_NEAR(uneven.iteration_s, uneven.devices[1].iteration_s, 1e-15);
   EXPECT_NEAR(uneven.devices[1].iteration_s, uneven.devices[1].compute_s + uneven.devices[1].exposed_s, 1e-15);
+  // With half the alone curve's gain once the other is done: 200 rows' worth
+  // beside (the first third), then the last 200 at 1.5 us a row.
+  p.devices["cpu1"].alone_gain = 0.5;
+  EXPECT_NEAR(at(100, 300).devices[1].compute_s, 200e-6 + 300e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(profile_from_json(to_json(p)).devices.at("cpu1").alone_gain, 0.5);
+  p.devices["cpu1"].alone_gain = 1.0;
   // A run measured as priced leaves the curves where they are: the larger
   // share's time is learnt as if it swept beside the other all along.
   Report r;
