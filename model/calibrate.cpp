@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 
 #include "core/log.hpp"
@@ -14,7 +15,6 @@
 #include "core/robust.hpp"
 #include "core/dispatch.hpp"
 #include "core/timing_grid.hpp"
-#include "model/predict.hpp"
 
 namespace hetstencil {
 namespace {
@@ -120,60 +120,8 @@ class Budget {
 constexpr double kAfterCurvesSeconds = 1.0;
 constexpr double kCpuPointSeconds = 0.02;
 constexpr int kCpuPasses = 4;
+constexpr int kRestRepetitions = 2;  // a pass, at each point, for each device's rest curve
 constexpr int kMostCpuRepetitions = 101;
-
-// DeviceProfile::alone_gain: CPU devices on one memory node sweep one unequal
-// split at once (the first a fifth of the rows, the others the rest), and the
-// gain is what makes the phases (phased_sweeps) finish the last of them when
-// it was measured to. A busy host takes the core of a device that waits, and
-// its rows stay in the shared cache: the others are not quite alone.
-template <class Samples>
-double alone_gain_at_a_split(const std::vector<std::unique_ptr<Device>>& devices, const StencilJob& job,
-                             const std::vector<std::int64_t>& rows, std::size_t measured, const Samples& beside_samples,
-                             const Samples& alone_samples, std::int64_t most, int repetitions, const Budget& budget,
-                             const std::function<void()>& start_together, std::atomic<bool>& abort) {
-  const std::size_t n = devices.size();
-  std::vector<std::int64_t> split(n, std::max<std::int64_t>(4, (most - most / 5) / static_cast<std::int64_t>(n - 1)));
-  split[0] = std::max<std::int64_t>(4, most / 5);
-  std::vector<double> beside(n), alone(n), found(n);
-  for (std::size_t k = 0; k < n; ++k) {
-    std::vector<RateCurve::Point> b, a;
-    for (std::size_t i = 0; i < measured; ++i) {
-      b.push_back({rows[i], robust_time(beside_samples[k][i])});
-      a.push_back({rows[i], robust_time(alone_samples[k][i])});
-    }
-    beside[k] = RateCurve(b).seconds(split[k]);
-    alone[k] = std::min(beside[k], RateCurve(a).seconds(split[k]));
-  }
-  const double longest = *std::max_element(beside.begin(), beside.end());
-  if (!budget.allows(longest * (repetitions + 1))) return 1.0;
-  run_on_threads(
-      n,
-      [&](std::size_t k) {
-        found[k] = robust_time(devices[k]->measure_sweeps(job, {split[k]}, repetitions, false, start_together).front().sweep_s);
-      },
-      [&] { abort = true; });
-  const double target = *std::max_element(found.begin(), found.end());
-  for (std::size_t k = 0; k < n; ++k) {
-    log::debug("calibration: CPU device {} of {} at {} rows beside the others: {:.3f} ms (curves: {:.3f} beside, {:.3f} "
-               "alone)", k, n, split[k], 1e3 * found[k], 1e3 * beside[k], 1e3 * alone[k]);
-  }
-  // The last to finish, with gain g: later as g falls.
-  const auto last = [&](double g) {
-    std::vector<double> a(n);
-    for (std::size_t k = 0; k < n; ++k) a[k] = beside[k] - g * (beside[k] - alone[k]);
-    const std::vector<double> finish = phased_sweeps(beside, a);
-    return *std::max_element(finish.begin(), finish.end());
-  };
-  if (target <= last(1.0)) return 1.0;
-  if (target >= last(0.0)) return 0.0;
-  double lo = 0.0, hi = 1.0;
-  for (int step = 0; step < 40; ++step) {
-    const double mid = 0.5 * (lo + hi);
-    (last(mid) > target ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
 
 // Every CPU device sweeps at once, point by point, as in a solve: each sweep
 // starts on all of them together, so that devices that share a memory
@@ -206,18 +154,19 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   using Samples = std::vector<std::vector<std::vector<double>>>;
   Samples sweeps(cpus.size(), std::vector<std::vector<double>>(rows.size()));
   Samples checks = sweeps;
-  // Devices on one memory node share its bandwidth: each is also measured
-  // alone, the others idle, point by point beside the samples taken together
-  // (so a spell of a slower host moves both): in a split of unequal shares a
-  // device sweeps the rest of its share alone. Devices on different nodes
-  // sweep as fast beside each other as alone, and are not.
-  Samples alone = sweeps;
+  // Devices on one memory node share its bandwidth and cache: at an unequal
+  // split one sweeps a few rows while the others stream the rest through the
+  // cache. Each point is also measured that way, as each device's rest curve:
+  // one device sweeps the point's rows, the others the rest of `most` rows
+  // between them (none at the last point: it sweeps alone), in the passes
+  // after the first (which gives every point's time, to budget by).
   const bool one_memory = std::all_of(cpus.begin(), cpus.end(), [&](const DeviceSpec* c) {
     return c->info.numa_node == cpus.front()->info.numa_node;
   });
-  const std::size_t alone_runs = devices.size() > 1 && one_memory ? devices.size() : 0;
+  const bool rests = devices.size() > 1 && one_memory;
+  std::vector<std::map<std::int64_t, std::vector<double>>> rest(devices.size());  // [device][rows]
+  const auto others_rows = [&](std::int64_t r) { return (most - r) / static_cast<std::int64_t>(devices.size() - 1); };
   std::size_t measured = 0;  // points that pass 0 reached: later passes repeat those
-  double gain = 1.0;  // DeviceProfile::alone_gain
   std::atomic<bool> abort{false};
   Barrier together(static_cast<int>(devices.size()), spin_limit_for(static_cast<int>(devices.size()),
                                                                      topology.hardware_threads()));
@@ -258,7 +207,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
                                         : least;
         // A check's cost, rarely paid, is measured once; pass 0 leaves room for the passes after it.
         const bool with_checks = pass == 0;
-        const double runs = static_cast<double>((with_checks ? passes + 1 : 1) + alone_runs);
+        const double runs = static_cast<double>(with_checks ? passes + 1 : 1);
         if (!budget.allows(estimate * (reps + 1) * runs)) {
           if (pass == 0) {
             skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(rows[i]) + " rows");
@@ -273,35 +222,42 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
               checks[k][i].insert(checks[k][i].end(), got.check_s.begin(), got.check_s.end());
             },
             [&] { abort = true; });
-        for (std::size_t k = 0; k < alone_runs; ++k) {
-          const RateSamples got = devices[k]->measure_sweeps(job, {rows[i]}, reps, false).front();
-          alone[k][i].insert(alone[k][i].end(), got.sweep_s.begin(), got.sweep_s.end());
+        // Each device in turn takes the point's rows, the others the rest.
+        if (rests && pass > 0 &&
+            budget.allows(static_cast<double>(devices.size() * (kRestRepetitions + 1)) * seconds_at(measured - 1))) {
+          for (std::size_t j = 0; j < devices.size(); ++j) {
+            run_on_threads(
+                devices.size(),
+                [&](std::size_t k) {
+                  const std::int64_t r = k == j ? rows[i] : others_rows(rows[i]);
+                  const RateSamples got =
+                      devices[k]->measure_sweeps(job, {r}, kRestRepetitions, false, start_together).front();
+                  if (r >= 1) rest[k][r].insert(rest[k][r].end(), got.sweep_s.begin(), got.sweep_s.end());
+                },
+                [&] { abort = true; });
+          }
         }
         if (pass == 0) measured = i + 1;
       }
       log::debug("calibration: CPU pass {} done at {:.2f} s", pass, budget.used());
     }
-    if (alone_runs > 0 && measured > 1) {
-      gain = alone_gain_at_a_split(devices, job, rows, measured, sweeps, alone, most, o.repetitions, budget,
-                                   start_together, abort);
-    }
     for (auto& d : devices) d->detach();
   });
   for (std::size_t k = 0; k < cpus.size(); ++k) {
     if (measured == 0) continue;
-    std::vector<RateCurve::Point> points, check_points, alone_points;
+    std::vector<RateCurve::Point> points, check_points, rest_points;
     for (std::size_t i = 0; i < measured; ++i) {
       points.push_back({rows[i], robust_time(sweeps[k][i])});
       check_points.push_back({rows[i], robust_time(checks[k][i])});
-      if (alone_runs > 0) alone_points.push_back({rows[i], robust_time(alone[k][i])});
     }
     DeviceProfile& d = entry_of(profile, cpus[k]->info);
     d.kind = "cpu";
     d.rates[rate_key(precision, o.nx)] = RateCurve(points);
     d.checks[rate_key(precision, o.nx)] = RateCurve(check_points);
-    if (alone_runs > 0) {
-      d.alone[rate_key(precision, o.nx)] = RateCurve(alone_points);
-      d.alone_gain = gain;
+    for (const auto& [r, samples] : rest[k]) rest_points.push_back({r, robust_time(samples)});
+    if (!rest_points.empty()) {
+      d.rest[rate_key(precision, o.nx)] = RateCurve(rest_points);
+      d.rest_rows[rate_key(precision, o.nx)] = most;
     }
   }
 }

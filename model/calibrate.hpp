@@ -39,7 +39,8 @@ struct Calibration {
 /// times the rows its cache holds) for every device and precision (the CPU
 /// devices all sweeping at once beside every GPU sweeping, as in a solve, so
 /// that those sharing memory are measured sharing it; CPU devices on one
-/// memory node each also alone, the others idle: DeviceProfile::alone);
+/// memory node each also beside the others sweeping the rest of the rows:
+/// DeviceProfile::rest);
 /// one-row-and-more transfers for every pair of devices (GPU links
 /// measured with all GPUs copying at once, as in a halo exchange); every
 /// device's set-up and tear-down through its own attach and detach, all at

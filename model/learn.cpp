@@ -31,10 +31,10 @@ int learn(Profile& profile, const Report& report, double weight, const VariantCh
     double measured = d.compute_s / static_cast<double>(report.iterations);
     const double expected = curve->second.seconds(swept);
     if (!(measured > 0.0) || !(expected > 0.0)) continue;
-    // A CPU device that swept part of its share alone, faster than beside the
-    // others (SplitModel::share_memory), is learnt as if it swept beside them
-    // all along: its time scaled by its curve's over what the model priced.
-    if (dp.alone.count(curve->first) && report.predicted) {
+    // A CPU device priced by what the others swept meanwhile
+    // (SplitModel::share_memory) is learnt as if they swept as many rows as
+    // it: its time scaled by its curve's over what the model priced.
+    if (dp.rest.count(curve->first) && report.predicted) {
       for (const DevicePrediction& p : report.predicted->devices) {
         if (p.name == d.name && p.compute_s > 0.0) measured *= expected / p.compute_s;
       }

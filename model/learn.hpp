@@ -15,9 +15,9 @@ namespace hetstencil {
 /// slow, forgotten by a twentieth at each faster one). Returns how many
 /// devices' figures moved. A GPU's curve is the variant's; a blocked split's
 /// devices swept their ghost zones too, and are learnt at the rows swept. A
-/// CPU device with an alone curve is learnt by its measured time over the
-/// report's predicted one, applied to its curve (part of an unequal share is
-/// swept alone, faster than the curve).
+/// CPU device with a rest curve is learnt by its measured time over the
+/// report's predicted one, applied to its curve (at an unequal split the
+/// others sweep other rows than its curve was measured beside).
 int learn(Profile& profile, const Report& report, double weight = 0.25, const VariantChoice& variant = {});
 
 }  // namespace hetstencil

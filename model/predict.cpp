@@ -47,8 +47,10 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
     e.check = profile.check(d.name, precision, nx, variant);
     if (!e.check) notes_.push_back("no check figures for " + d.name + ": checks taken as free");
     const auto dev = profile.devices.find(d.name);
-    if (d.kind == DeviceKind::Cpu) e.alone = profile.alone(d.name, precision, nx);
-    if (e.alone && dev != profile.devices.end()) e.alone_gain = dev->second.alone_gain;
+    if (const auto rest = d.kind == DeviceKind::Cpu ? profile.rest(d.name, precision, nx) : std::nullopt) {
+      e.rest = rest->first;
+      e.rest_rows = rest->second;
+    }
     if (cautious && d.kind == DeviceKind::Cpu) {
       const double learnt = dev != profile.devices.end() ? dev->second.slowdown_beside_gpus : 1.0;
       e.priced_slower = std::max(1.0 + kCpuMarginBesideGpus, learnt);
@@ -118,54 +120,36 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   return p;
 }
 
-std::vector<double> phased_sweeps(const std::vector<double>& beside, const std::vector<double>& alone) {
-  const std::size_t count = beside.size();
-  std::vector<double> finish(count, 0.0), left(count, 1.0);
-  if (count < 2) return beside;
-  const auto n = static_cast<double>(count);
-  std::vector<std::size_t> active(count);
-  for (std::size_t k = 0; k < count; ++k) active[k] = k;
-  double now = 0.0;
-  while (!active.empty()) {
-    const double m = static_cast<double>(active.size());
-    const auto time_at = [&](std::size_t k) { return alone[k] + (beside[k] - alone[k]) * (m - 1.0) / (n - 1.0); };
-    double phase = std::numeric_limits<double>::infinity();
-    for (std::size_t k : active) phase = std::min(phase, left[k] * time_at(k));
-    now += phase;
-    std::vector<std::size_t> still;
-    for (std::size_t k : active) {
-      left[k] -= phase / time_at(k);
-      if (left[k] > 1e-12) {
-        still.push_back(k);
-      } else {
-        finish[k] = now;
-      }
-    }
-    active = std::move(still);
-  }
-  return finish;
-}
-
 void SplitModel::share_memory(std::vector<DevicePrediction>& devices) const {
   std::vector<std::size_t> sharing;
+  std::vector<std::int64_t> swept(entries_.size(), 0);
+  std::int64_t all = 0;
   for (std::size_t k = 0; k < entries_.size(); ++k) {
-    if (entries_[k].alone && std::isfinite(devices[k].compute_s) && devices[k].compute_s > 0.0) sharing.push_back(k);
+    if (!entries_[k].rest || !std::isfinite(devices[k].compute_s)) continue;
+    const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
+    swept[k] = rows_swept(devices[k].rows, neighbours, variant_);
+    all += swept[k];
+    sharing.push_back(k);
   }
   if (sharing.size() < 2) return;
-  std::vector<double> beside, alone;
+  const auto others = static_cast<double>(sharing.size() - 1);
   for (std::size_t k : sharing) {
     const Entry& e = entries_[k];
-    const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
-    beside.push_back(devices[k].compute_s);
-    const double by_curve = std::min(beside.back(), e.alone->seconds(rows_swept(devices[k].rows, neighbours, variant_)) *
-                                                        e.priced_slower);
-    alone.push_back(beside.back() - e.alone_gain * (beside.back() - by_curve));
-  }
-  const std::vector<double> finish = phased_sweeps(beside, alone);
-  for (std::size_t i = 0; i < sharing.size(); ++i) {
-    DevicePrediction& d = devices[sharing[i]];
-    d.iteration_s += finish[i] - d.compute_s;
-    d.compute_s = finish[i];
+    // The rows the others sweep meanwhile, against what each curve was measured beside.
+    const auto r = static_cast<double>(swept[k]);
+    const double beside_curve = others * r;
+    const double beside_rest = static_cast<double>(e.rest_rows) - r;
+    if (std::abs(beside_rest - beside_curve) < 1.0) continue;
+    // Near an equal split both curves are measured beside about as many rows:
+    // the curve, with more samples, counts, and the rest curve more as the
+    // two conditions part (fully once they differ by half the rows).
+    const double apart = std::min(1.0, std::abs(beside_rest - beside_curve) / (0.5 * static_cast<double>(e.rest_rows)));
+    const double w =
+        apart * std::clamp((static_cast<double>(all - swept[k]) - beside_curve) / (beside_rest - beside_curve), 0.0, 1.0);
+    DevicePrediction& d = devices[k];
+    const double priced = d.compute_s + w * (e.rest->seconds(swept[k]) * e.priced_slower - d.compute_s);
+    d.iteration_s += priced - d.compute_s;
+    d.compute_s = priced;
   }
 }
 

@@ -54,8 +54,8 @@ class SplitModel {
     PlannedDevice device;
     RateCurve rate;
     std::optional<RateCurve> check;
-    std::optional<RateCurve> alone;  // a CPU device's sweeps with the other CPU devices idle
-    double alone_gain = 1.0;         // DeviceProfile::alone_gain
+    std::optional<RateCurve> rest;  // DeviceProfile::rest: beside the others sweeping the rest of rest_rows
+    std::int64_t rest_rows = 0;
     double priced_slower = 1.0;
     double step = 0.0;        // its own loop
     double exchange = 0.0;    // its ghost rows' trips (and its edges' to host neighbours)
@@ -63,9 +63,10 @@ class SplitModel {
     double from_next = 0.0;
     TransferCurve setup_in, setup_out;
   };
-  // CPU devices calibrated together share the memory's bandwidth while they
-  // all sweep; one with a larger share sweeps its rest alone, faster: their
-  // compute times from the two curves (see docs/model.md).
+  // CPU devices calibrated together share the memory's bandwidth and cache:
+  // each one's sweep is priced by what the others sweep at the same time,
+  // between its curve (the others sweeping as many rows) and its rest curve
+  // (the others sweeping the rest of rest_rows) (see docs/model.md).
   void share_memory(std::vector<DevicePrediction>& devices) const;
   // Sweeps between exchanges, and rows a side exchanged.
   std::int64_t depth() const { return halo_depth(variant_); }
@@ -77,13 +78,6 @@ class SplitModel {
   std::int64_t checks_ = 0;
   std::vector<std::string> notes_;
 };
-
-/// When each of devices that start their sweeps together and share one
-/// memory finishes: beside[k] is device k's sweep with all of them sweeping,
-/// alone[k] (at most beside[k]) with the others done. Each phase ends when the
-/// next device finishes; in a phase with m of the n still sweeping, device k's
-/// sweep takes alone + (beside - alone) (m - 1) / (n - 1) (docs/model.md).
-std::vector<double> phased_sweeps(const std::vector<double>& beside, const std::vector<double>& alone);
 
 /// The residual checks of a run of `stop` that ends after `iterations`
 /// iterations: the last iterate's and, with a tolerance, iterate 0's and every

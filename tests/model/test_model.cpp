@@ -212,17 +212,19 @@ TEST(Predict, CpuAndGpuSplit) {
 namespace hetstencil {
 namespace {
 
-// Two CPU devices calibrated together: 2 us a row each while both sweep, 1 us
-// a row alone. At equal shares both sweep beside each other all the time; with
-// 100 and 300 rows the second sweeps 200 of its rows beside the first (400 us),
-// then its last 200 alone (200 us).
-TEST(Predict, CpuDevicesSharingMemorySweepTheRestOfALargerShareAlone) {
+// Two CPU devices calibrated together on 1024 rows: 2 us a row each while the
+// other sweeps as many rows, 3 us a row while it sweeps the rest of the 1024
+// (their rows evict each other's from a shared cache). At equal shares the
+// curve holds; at 256 and 768 each is priced by its rest curve, and between,
+// in proportion to the rows the other sweeps.
+TEST(Predict, CpuDevicesSharingMemoryArePricedByWhatTheOthersSweep) {
   Profile p;
   for (const char* name : {"cpu0", "cpu1"}) {
     DeviceProfile cpu;
     cpu.kind = "cpu";
     cpu.rates[rate_key(Precision::Double, 512)] = RateCurve({{8, 16e-6}, {1024, 2048e-6}});
-    cpu.alone[rate_key(Precision::Double, 512)] = RateCurve({{8, 8e-6}, {1024, 1024e-6}});
+    cpu.rest[rate_key(Precision::Double, 512)] = RateCurve({{8, 24e-6}, {1024, 3072e-6}});
+    cpu.rest_rows[rate_key(Precision::Double, 512)] = 1024;
     p.devices[name] = cpu;
   }
   StopRule stop;
@@ -231,22 +233,19 @@ TEST(Predict, CpuDevicesSharingMemorySweepTheRestOfALargerShareAlone) {
     return predict(p, {{"cpu0", DeviceKind::Cpu, a}, {"cpu1", DeviceKind::Cpu, b}}, Precision::Double, 512, stop);
   };
   // Each sweeps its rows and the ghost row beside the other: rows_swept adds none for sync.
-  const Prediction even = at(200, 200);
-  EXPECT_NEAR(even.devices[0].compute_s, 400e-6, 1e-12);
-  EXPECT_NEAR(even.devices[1].compute_s, 400e-6, 1e-12);
-  const Prediction uneven = at(100, 300);
-  EXPECT_NEAR(uneven.devices[0].compute_s, 200e-6, 1e-12);
-  EXPECT_NEAR(uneven.devices[1].compute_s, 200e-6 + 200e-6, 1e-12) << "100 rows' worth beside, 200 alone";
+  const Prediction even = at(512, 512);
+  EXPECT_NEAR(even.devices[0].compute_s, 1024e-6, 1e-12);
+  EXPECT_NEAR(even.devices[1].compute_s, 1024e-6, 1e-12);
+  const Prediction uneven = at(256, 768);
+  EXPECT_NEAR(uneven.devices[0].compute_s, 768e-6, 1e-12) << "256 rows beside the other's 768: the rest curve";
+  EXPECT_NEAR(uneven.devices[1].compute_s, 2304e-6, 1e-12);
   EXPECT_NEAR(uneven.iteration_s, uneven.devices[1].iteration_s, 1e-15);
   EXPECT_NEAR(uneven.devices[1].iteration_s, uneven.devices[1].compute_s + uneven.devices[1].exposed_s, 1e-15);
-  // With half the alone curve's gain once the other is done: 200 rows' worth
-  // beside (the first third), then the last 200 at 1.5 us a row.
-  p.devices["cpu1"].alone_gain = 0.5;
-  EXPECT_NEAR(at(100, 300).devices[1].compute_s, 200e-6 + 300e-6, 1e-12);
-  EXPECT_DOUBLE_EQ(profile_from_json(to_json(p)).devices.at("cpu1").alone_gain, 0.5);
-  p.devices["cpu1"].alone_gain = 1.0;
-  // A run measured as priced leaves the curves where they are: the larger
-  // share's time is learnt as if it swept beside the other all along.
+  // 256 rows beside 512 (a grid of 768): half way from 256 (the curve) to 768 (the rest curve).
+  EXPECT_NEAR(at(256, 512).devices[0].compute_s, 0.5 * (512e-6 + 768e-6), 1e-12);
+  // Near an equal split the rest curve counts as little as the conditions differ: 24 of half the 1024 rows.
+  EXPECT_NEAR(at(500, 524).devices[0].compute_s, 1000e-6 + 24.0 / 512 * 500e-6, 1e-12);
+  // A run measured as priced leaves the curves where they are.
   Report r;
   r.nx = 512;
   r.precision = Precision::Double;
@@ -260,17 +259,16 @@ TEST(Predict, CpuDevicesSharingMemorySweepTheRestOfALargerShareAlone) {
     r.devices.push_back(measured);
   }
   EXPECT_EQ(learn(p, r), 2);
-  EXPECT_NEAR(p.rate("cpu1", Precision::Double, 512)->seconds(300), 600e-6, 1e-12);
-  EXPECT_NEAR(p.rate("cpu0", Precision::Double, 512)->seconds(100), 200e-6, 1e-12);
-  // Without the alone curve the larger share is priced as if the other swept beside it all along.
-  for (auto& [name, d] : p.devices) d.alone.clear();
-  EXPECT_NEAR(at(100, 300).devices[1].compute_s, 600e-6, 1e-12);
-  // The curve is kept in the profile's JSON.
-  p.devices["cpu0"].alone[rate_key(Precision::Double, 512)] = RateCurve({{8, 8e-6}, {1024, 1024e-6}});
+  EXPECT_NEAR(p.rate("cpu1", Precision::Double, 512)->seconds(768), 1536e-6, 1e-12);
+  EXPECT_NEAR(p.rate("cpu0", Precision::Double, 512)->seconds(256), 512e-6, 1e-12);
+  // The rest curve and its rows are kept in the profile's JSON; without them the curve prices every split.
   const Profile q = profile_from_json(to_json(p));
-  ASSERT_TRUE(q.alone("cpu0", Precision::Double, 512));
-  EXPECT_DOUBLE_EQ(q.alone("cpu0", Precision::Double, 512)->seconds(512), 512e-6);
-  EXPECT_FALSE(q.alone("cpu1", Precision::Double, 512));
+  ASSERT_TRUE(q.rest("cpu0", Precision::Double, 512));
+  EXPECT_DOUBLE_EQ(q.rest("cpu0", Precision::Double, 512)->first.seconds(512), 1536e-6);
+  EXPECT_EQ(q.rest("cpu0", Precision::Double, 512)->second, 1024);
+  EXPECT_FALSE(q.rest("cpu0", Precision::Double, 1024));
+  for (auto& [name, d] : p.devices) d.rest.clear();
+  EXPECT_NEAR(at(256, 768).devices[1].compute_s, 1536e-6, 1e-12);
 }
 
 TEST(Learn, RunsMoveTheCurveButSpikesDoNot) {
