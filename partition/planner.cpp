@@ -279,6 +279,10 @@ std::string reason(const Candidate& c, const Evaluated* with, const Evaluated& w
   if (with_s <= without_s * (1 + 1e-9)) {
     return fmt::format("{} would not shorten the run (predicted {:.6g} s either way)", share, without_s);
   }
+  if (with->order.size() == 1) {
+    return fmt::format("on its own (all the rows) it would take {:.1f}% longer ({:.6g} s against {:.6g} s), and beside "
+                       "others longer still", 100 * (with_s / without_s - 1), with_s, without_s);
+  }
   return fmt::format("{} would cost {:.1f}% more ({:.6g} s against {:.6g} s): {}", share,
                      100 * (with_s / without_s - 1), with_s, without_s, costs);
 }
