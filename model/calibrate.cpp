@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <map>
 #include <memory>
 
 #include "core/log.hpp"
@@ -118,8 +119,8 @@ class Budget {
 // when the CPU curves are measured.
 constexpr double kAfterCurvesSeconds = 1.0;
 constexpr double kCpuPointSeconds = 0.02;
-constexpr int kCpuPasses = 3;
-constexpr double kSpreadBelowSeconds = 0.002;
+constexpr int kCpuPasses = 4;
+constexpr int kRestRepetitions = 2;  // a pass, at each point, for each device's rest curve
 constexpr int kMostCpuRepetitions = 101;
 
 // Every CPU device sweeps at once, point by point, as in a solve: each sweep
@@ -129,10 +130,12 @@ constexpr int kMostCpuRepetitions = 101;
 // the CPU device sweeps 500 / 1000 / 2000 rows of 16384 floats in 0.37 / 0.98 /
 // 2.08 ms alone and 1.13 / 2.09 / 2.08 ms beside the GPU (bench cpu
 // --beside-gpus); in solves beside it, either, from one run to the next.
-// A short point's samples are taken in three passes over the points, so that a
+// Every point's samples are taken in four passes over the points, so that a
 // spell of a slower machine (a neighbour on a shared host) moves every point
 // a little and none a lot: taken at once, on a 2-core VM, one point of a curve
-// can move by half between calibrations while its neighbours do not.
+// can move by half between calibrations while its neighbours do not (2048
+// rows of 2048 doubles: 5.3 and 11.0 ms in two calibrations a minute apart,
+// its samples taken at once).
 void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
                 const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
                 std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
@@ -151,8 +154,19 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   using Samples = std::vector<std::vector<std::vector<double>>>;
   Samples sweeps(cpus.size(), std::vector<std::vector<double>>(rows.size()));
   Samples checks = sweeps;
+  // Devices on one memory node share its bandwidth and cache: at an unequal
+  // split one sweeps a few rows while the others stream the rest through the
+  // cache. Each point is also measured that way, as each device's rest curve:
+  // one device sweeps the point's rows, the others the rest of `most` rows
+  // between them (none at the last point: it sweeps alone), in the passes
+  // after the first (which gives every point's time, to budget by).
+  const bool one_memory = std::all_of(cpus.begin(), cpus.end(), [&](const DeviceSpec* c) {
+    return c->info.numa_node == cpus.front()->info.numa_node;
+  });
+  const bool rests = devices.size() > 1 && one_memory;
+  std::vector<std::map<std::int64_t, std::vector<double>>> rest(devices.size());  // [device][rows]
+  const auto others_rows = [&](std::int64_t r) { return (most - r) / static_cast<std::int64_t>(devices.size() - 1); };
   std::size_t measured = 0;  // points that pass 0 reached: later passes repeat those
-  std::vector<int> passes_of(rows.size(), 1);
   std::atomic<bool> abort{false};
   Barrier together(static_cast<int>(devices.size()), spin_limit_for(static_cast<int>(devices.size()),
                                                                      topology.hardware_threads()));
@@ -185,19 +199,16 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
         const double estimate = pass > 0 ? seconds_at(i)
                                 : i > 0 ? seconds_at(i - 1) * static_cast<double>(rows[i]) / static_cast<double>(rows[i - 1])
                                         : 0.0;
-        // Short sweeps are repeated for 20 ms at least, spread over the
-        // passes: on a shared machine single points otherwise move by a fifth
-        // between calibrations. Long ones take their repetitions at once.
-        if (pass == 0) passes_of[i] = estimate < kSpreadBelowSeconds ? kCpuPasses : 1;
-        const int passes = passes_of[i];
-        if (pass >= passes) continue;
+        // Short sweeps are repeated for 20 ms at least, spread over the passes.
+        const int passes = kCpuPasses;
         const int least = (o.repetitions + passes - 1) / passes;
         const int reps = estimate > 0.0 ? std::clamp(static_cast<int>(kCpuPointSeconds / (passes * estimate)), least,
                                                      kMostCpuRepetitions / passes)
                                         : least;
         // A check's cost, rarely paid, is measured once; pass 0 leaves room for the passes after it.
         const bool with_checks = pass == 0;
-        if (!budget.allows(estimate * (reps + 1) * (with_checks ? passes + 1 : 1))) {
+        const double runs = static_cast<double>(with_checks ? passes + 1 : 1);
+        if (!budget.allows(estimate * (reps + 1) * runs)) {
           if (pass == 0) {
             skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(rows[i]) + " rows");
           }
@@ -211,6 +222,21 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
               checks[k][i].insert(checks[k][i].end(), got.check_s.begin(), got.check_s.end());
             },
             [&] { abort = true; });
+        // Each device in turn takes the point's rows, the others the rest.
+        if (rests && pass > 0 &&
+            budget.allows(static_cast<double>(devices.size() * (kRestRepetitions + 1)) * seconds_at(measured - 1))) {
+          for (std::size_t j = 0; j < devices.size(); ++j) {
+            run_on_threads(
+                devices.size(),
+                [&](std::size_t k) {
+                  const std::int64_t r = k == j ? rows[i] : others_rows(rows[i]);
+                  const RateSamples got =
+                      devices[k]->measure_sweeps(job, {r}, kRestRepetitions, false, start_together).front();
+                  if (r >= 1) rest[k][r].insert(rest[k][r].end(), got.sweep_s.begin(), got.sweep_s.end());
+                },
+                [&] { abort = true; });
+          }
+        }
         if (pass == 0) measured = i + 1;
       }
       log::debug("calibration: CPU pass {} done at {:.2f} s", pass, budget.used());
@@ -219,7 +245,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   });
   for (std::size_t k = 0; k < cpus.size(); ++k) {
     if (measured == 0) continue;
-    std::vector<RateCurve::Point> points, check_points;
+    std::vector<RateCurve::Point> points, check_points, rest_points;
     for (std::size_t i = 0; i < measured; ++i) {
       points.push_back({rows[i], robust_time(sweeps[k][i])});
       check_points.push_back({rows[i], robust_time(checks[k][i])});
@@ -228,6 +254,11 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     d.kind = "cpu";
     d.rates[rate_key(precision, o.nx)] = RateCurve(points);
     d.checks[rate_key(precision, o.nx)] = RateCurve(check_points);
+    for (const auto& [r, samples] : rest[k]) rest_points.push_back({r, robust_time(samples)});
+    if (!rest_points.empty()) {
+      d.rest[rate_key(precision, o.nx)] = RateCurve(rest_points);
+      d.rest_rows[rate_key(precision, o.nx)] = most;
+    }
   }
 }
 

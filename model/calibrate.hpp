@@ -38,7 +38,10 @@ struct Calibration {
 /// Rate curves at rows 4, 8, 16, ... up to max_rows (a CPU device: up to four
 /// times the rows its cache holds) for every device and precision (the CPU
 /// devices all sweeping at once beside every GPU sweeping, as in a solve, so
-/// that those sharing memory are measured sharing it); one-row-and-more transfers for every pair of devices (GPU links
+/// that those sharing memory are measured sharing it; CPU devices on one
+/// memory node each also beside the others sweeping the rest of the rows:
+/// DeviceProfile::rest);
+/// one-row-and-more transfers for every pair of devices (GPU links
 /// measured with all GPUs copying at once, as in a halo exchange); every
 /// device's set-up and tear-down through its own attach and detach, all at
 /// once. Results are merged into `profile`, each device under its device_key

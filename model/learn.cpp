@@ -28,9 +28,17 @@ int learn(Profile& profile, const Report& report, double weight, const VariantCh
     if (curve == dp.rates.end() || d.rows < 1) continue;
     const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < n ? 1 : 0);
     const std::int64_t swept = rows_swept(d.rows, neighbours, variant);
-    const double measured = d.compute_s / static_cast<double>(report.iterations);
+    double measured = d.compute_s / static_cast<double>(report.iterations);
     const double expected = curve->second.seconds(swept);
     if (!(measured > 0.0) || !(expected > 0.0)) continue;
+    // A CPU device priced by what the others swept meanwhile
+    // (SplitModel::share_memory) is learnt as if they swept as many rows as
+    // it: its time scaled by its curve's over what the model priced.
+    if (dp.rest.count(curve->first) && report.predicted) {
+      for (const DevicePrediction& p : report.predicted->devices) {
+        if (p.name == d.name && p.compute_s > 0.0) measured *= expected / p.compute_s;
+      }
+    }
     if (gpus && kind_of(dp) == DeviceKind::Cpu) {
       // Its curve was calibrated beside loaded GPUs and stays; what moves
       // is how much slower it can be: its slow iterations (the GPU waits for

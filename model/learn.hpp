@@ -14,7 +14,10 @@ namespace hetstencil {
 /// slow iterations, the 90th percentile, in the slowest such run, however
 /// slow, forgotten by a twentieth at each faster one). Returns how many
 /// devices' figures moved. A GPU's curve is the variant's; a blocked split's
-/// devices swept their ghost zones too, and are learnt at the rows swept.
+/// devices swept their ghost zones too, and are learnt at the rows swept. A
+/// CPU device with a rest curve is learnt by its measured time over the
+/// report's predicted one, applied to its curve (at an unequal split the
+/// others sweep other rows than its curve was measured beside).
 int learn(Profile& profile, const Report& report, double weight = 0.25, const VariantChoice& variant = {});
 
 }  // namespace hetstencil

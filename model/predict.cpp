@@ -1,6 +1,7 @@
 #include "model/predict.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "hetstencil/error.hpp"
@@ -46,6 +47,10 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
     e.check = profile.check(d.name, precision, nx, variant);
     if (!e.check) notes_.push_back("no check figures for " + d.name + ": checks taken as free");
     const auto dev = profile.devices.find(d.name);
+    if (const auto rest = d.kind == DeviceKind::Cpu ? profile.rest(d.name, precision, nx) : std::nullopt) {
+      e.rest = rest->first;
+      e.rest_rows = rest->second;
+    }
     if (cautious && d.kind == DeviceKind::Cpu) {
       const double learnt = dev != profile.devices.end() ? dev->second.slowdown_beside_gpus : 1.0;
       e.priced_slower = std::max(1.0 + kCpuMarginBesideGpus, learnt);
@@ -115,15 +120,50 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   return p;
 }
 
+void SplitModel::share_memory(std::vector<DevicePrediction>& devices) const {
+  std::vector<std::size_t> sharing;
+  std::vector<std::int64_t> swept(entries_.size(), 0);
+  std::int64_t all = 0;
+  for (std::size_t k = 0; k < entries_.size(); ++k) {
+    if (!entries_[k].rest || !std::isfinite(devices[k].compute_s)) continue;
+    const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
+    swept[k] = rows_swept(devices[k].rows, neighbours, variant_);
+    all += swept[k];
+    sharing.push_back(k);
+  }
+  if (sharing.size() < 2) return;
+  const auto others = static_cast<double>(sharing.size() - 1);
+  for (std::size_t k : sharing) {
+    const Entry& e = entries_[k];
+    // The rows the others sweep meanwhile, against what each curve was measured beside.
+    const auto r = static_cast<double>(swept[k]);
+    const double beside_curve = others * r;
+    const double beside_rest = static_cast<double>(e.rest_rows) - r;
+    if (std::abs(beside_rest - beside_curve) < 1.0) continue;
+    // Near an equal split both curves are measured beside about as many rows:
+    // the curve, with more samples, counts, and the rest curve more as the
+    // two conditions part (fully once they differ by half the rows).
+    const double apart = std::min(1.0, std::abs(beside_rest - beside_curve) / (0.5 * static_cast<double>(e.rest_rows)));
+    const double w =
+        apart * std::clamp((static_cast<double>(all - swept[k]) - beside_curve) / (beside_rest - beside_curve), 0.0, 1.0);
+    DevicePrediction& d = devices[k];
+    const double priced = d.compute_s + w * (e.rest->seconds(swept[k]) * e.priced_slower - d.compute_s);
+    d.iteration_s += priced - d.compute_s;
+    d.compute_s = priced;
+  }
+}
+
 Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
   Prediction out;
   out.iterations = iterations_;
   out.checks = checks_;
   out.notes = notes_;
+  for (std::size_t k = 0; k < entries_.size(); ++k) out.devices.push_back(device(k, rows[k]));
+  share_memory(out.devices);
   // From having its ghost rows to publishing its edge rows (in a round).
   std::vector<double> ready(entries_.size(), 0.0);
   for (std::size_t k = 0; k < entries_.size(); ++k) {
-    const DevicePrediction p = device(k, rows[k]);
+    const DevicePrediction& p = out.devices[k];
     const Entry& e = entries_[k];
     if (depth() > 1) {
       ready[k] = static_cast<double>(depth()) * (p.iteration_s - p.exchange_s);
@@ -135,7 +175,6 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
     out.check_s = std::max(out.check_s, p.check_s);
     out.setup_s = std::max(out.setup_s, p.setup_s);
     out.teardown_s = std::max(out.teardown_s, p.teardown_s);
-    out.devices.push_back(p);
   }
   // Neighbours A and B each need the other's last iterate: over two rounds
   // the chain runs A's work, the trip to B, B's work, the trip back.

@@ -54,6 +54,8 @@ class SplitModel {
     PlannedDevice device;
     RateCurve rate;
     std::optional<RateCurve> check;
+    std::optional<RateCurve> rest;  // DeviceProfile::rest: beside the others sweeping the rest of rest_rows
+    std::int64_t rest_rows = 0;
     double priced_slower = 1.0;
     double step = 0.0;        // its own loop
     double exchange = 0.0;    // its ghost rows' trips (and its edges' to host neighbours)
@@ -61,6 +63,11 @@ class SplitModel {
     double from_next = 0.0;
     TransferCurve setup_in, setup_out;
   };
+  // CPU devices calibrated together share the memory's bandwidth and cache:
+  // each one's sweep is priced by what the others sweep at the same time,
+  // between its curve (the others sweeping as many rows) and its rest curve
+  // (the others sweeping the rest of rest_rows) (see docs/model.md).
+  void share_memory(std::vector<DevicePrediction>& devices) const;
   // Sweeps between exchanges, and rows a side exchanged.
   std::int64_t depth() const { return halo_depth(variant_); }
 

@@ -198,6 +198,8 @@ void merge_into(Profile& stored, const Profile& measured) {
     if (!m.kind.empty()) d.kind = m.kind;
     for (const auto& [k, c] : m.rates) d.rates[k] = c;
     for (const auto& [k, c] : m.checks) d.checks[k] = c;
+    for (const auto& [k, c] : m.rest) d.rest[k] = c;
+    for (const auto& [k, r] : m.rest_rows) d.rest_rows[k] = r;
     for (const auto& [k, s] : m.step) d.step[k] = s;
     if (!m.setup_in.empty()) d.setup_in = m.setup_in;
     if (!m.setup_out.empty()) d.setup_out = m.setup_out;
@@ -255,6 +257,17 @@ std::optional<RateCurve> Profile::rate(const std::string& device, Precision prec
                             : nearest_curve(d->second.rates, precision, nx, swept_by(kind_of(d->second), variant));
 }
 
+std::optional<std::pair<RateCurve, std::int64_t>> Profile::rest(const std::string& device, Precision precision,
+                                                                std::int64_t nx) const {
+  const auto d = devices.find(device);
+  if (d == devices.end()) return std::nullopt;
+  const std::string key = rate_key(precision, nx);
+  const auto curve = d->second.rest.find(key);
+  const auto rows = d->second.rest_rows.find(key);
+  if (curve == d->second.rest.end() || rows == d->second.rest_rows.end()) return std::nullopt;
+  return std::make_pair(curve->second, rows->second);
+}
+
 std::optional<RateCurve> Profile::check(const std::string& device, Precision precision, std::int64_t nx,
                                         const VariantChoice& variant) const {
   const auto d = devices.find(device);
@@ -270,6 +283,10 @@ std::string to_json(const Profile& p, int indent) {
                    {"rates", curves_json(d.rates)},
                    {"checks", curves_json(d.checks)},
                    {"step", d.step}};
+    if (!d.rest.empty()) {
+      device["rest"] = curves_json(d.rest);
+      device["rest_rows"] = d.rest_rows;
+    }
     if (!d.setup_in.empty()) device["setup_in"] = curve_json(d.setup_in);
     if (!d.setup_out.empty()) device["setup_out"] = curve_json(d.setup_out);
     if (d.slowdown_beside_gpus != 1.0) device["slowdown_beside_gpus"] = d.slowdown_beside_gpus;
@@ -337,6 +354,8 @@ Profile profile_from_json(const std::string& text, const std::string& source) {
       device.kind = d.at("kind").get<std::string>();
       device.rates = curves_from(d.at("rates"), source, device.name, "rate");
       device.checks = curves_from(d.value("checks", json::object()), source, device.name, "check");
+      device.rest = curves_from(d.value("rest", json::object()), source, device.name, "rest");
+      device.rest_rows = d.value("rest_rows", json::object()).get<std::map<std::string, std::int64_t>>();
       device.step = d.value("step", json::object()).get<std::map<std::string, double>>();
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));
       if (d.contains("setup_out")) device.setup_out = curve_from(d.at("setup_out"));

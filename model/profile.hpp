@@ -44,6 +44,14 @@ struct DeviceProfile {
   /// tile variants: a pass of K or alpha sweeps, over K or alpha).
   std::map<std::string, RateCurve> rates;
   std::map<std::string, RateCurve> checks;  ///< likewise: what a residual check adds to an iteration
+  /// A CPU device calibrated beside other CPU devices on its memory node (its
+  /// `rates` measured with all of them sweeping the same rows at once): its
+  /// sweeps of r rows while the others sweep the rest of rest_rows rows
+  /// between them, by rate_key. What it does at an unequal split: on a 2-core
+  /// VM 409 of 2048 rows of 2048 doubles took 1.0 ms beside the other sweeping
+  /// the 1639 others, 0.50 ms beside it sweeping 409 (docs/model.md).
+  std::map<std::string, RateCurve> rest;
+  std::map<std::string, std::int64_t> rest_rows;  ///< by rate_key: the rows the `rest` curve's devices share
   /// Seconds an iteration costs besides its sweep, by rate_key: the device's
   /// own loop (barriers, launches, waiting for the GPU), measured alone on a slab
   /// of 4 rows.
@@ -73,6 +81,9 @@ struct Profile {
   /// whatever the variant: its sync curve.
   std::optional<RateCurve> rate(const std::string& device, Precision precision, std::int64_t nx,
                                 const VariantChoice& variant = {}) const;
+  /// A CPU device's `rest` curve at exactly this width and precision, and its rest_rows.
+  std::optional<std::pair<RateCurve, std::int64_t>> rest(const std::string& device, Precision precision,
+                                                         std::int64_t nx) const;
   /// The same for the cost of a residual check.
   std::optional<RateCurve> check(const std::string& device, Precision precision, std::int64_t nx,
                                  const VariantChoice& variant = {}) const;

@@ -253,23 +253,38 @@ Evaluated best_for(const Profile& profile, const std::vector<Candidate>& candida
   return best;
 }
 
-// Why candidate c is not in the plan: `with` is the best plan that has it,
-// `without` the plan chosen.
-std::string reason(const Candidate& c, const Evaluated* with, const Evaluated& without) {
-  const char* why = c.kind == DeviceKind::Gpu ? "copying its slab and its halo rows costs more than its rows would save"
-                                              : "its halo copies and hand-overs cost more than its rows would save";
+// Why candidate c is not in the plan, in one line with the figures: `with`
+// is the best plan that has it, `without` the plan chosen.
+std::string reason(const Candidate& c, const Evaluated* with, const Evaluated& without, std::int64_t ny) {
   if (!with) return "no split with it covers the grid (too slow, or no rows left for it)";
   const double with_s = with->prediction.total_s, without_s = without.prediction.total_s;
+  std::string share, costs;
+  for (std::size_t k = 0; k < with->order.size(); ++k) {
+    const DevicePrediction& d = with->prediction.devices[k];
+    if (d.name != c.name) continue;
+    share = fmt::format("{:.1f}% of the rows", 100.0 * static_cast<double>(d.rows) / static_cast<double>(ny));
+    costs = c.kind == DeviceKind::Gpu
+                ? fmt::format("copying its slab in and out takes {:.3g} ms, and its halo copies and loop add {:.3g} ms "
+                              "to each of its iterations of {:.3g} ms", 1e3 * (d.setup_s + d.teardown_s),
+                              1e3 * d.exposed_s, 1e3 * d.iteration_s)
+                : fmt::format("its halo hand-overs and loop add {:.3g} ms to each of its iterations of {:.3g} ms",
+                              1e3 * d.exposed_s, 1e3 * d.iteration_s);
+  }
   if (with_s < without_s * (1 - 1e-9)) {  // faster, not by the saving asked of CPU devices beside GPUs
-    return fmt::format("{}beside GPUs a CPU device must save {:.0f}% of the time to be used (its speed there changes "
-                       "from run to run), it would save {:.1f}%: predicted {:.6g} s with it, {:.6g} s without",
-                       c.kind == DeviceKind::Gpu ? "its best split has CPU devices, and " : "",
-                       100 * kLeastGainBesideGpus, 100 * (1 - with_s / without_s), with_s, without_s);
+    return fmt::format("{} would save {:.1f}% ({:.6g} s against {:.6g} s): {}beside GPUs a CPU device must save {:.0f}% "
+                       "to be used (its speed there changes from run to run)",
+                       share, 100 * (1 - with_s / without_s), with_s, without_s,
+                       c.kind == DeviceKind::Gpu ? "its best split has CPU devices, and " : "", 100 * kLeastGainBesideGpus);
   }
   if (with_s <= without_s * (1 + 1e-9)) {
-    return fmt::format("its rows would not shorten the run (predicted {:.6g} s either way)", without_s);
+    return fmt::format("{} would not shorten the run (predicted {:.6g} s either way)", share, without_s);
   }
-  return fmt::format("{}: predicted {:.6g} s with it, {:.6g} s without", why, with_s, without_s);
+  if (with->order.size() == 1) {
+    return fmt::format("on its own (all the rows) it would take {:.1f}% longer ({:.6g} s against {:.6g} s), and beside "
+                       "others longer still", 100 * (with_s / without_s - 1), with_s, without_s);
+  }
+  return fmt::format("{} would cost {:.1f}% more ({:.6g} s against {:.6g} s): {}", share,
+                     100 * (with_s / without_s - 1), with_s, without_s, costs);
 }
 
 }  // namespace
@@ -388,7 +403,7 @@ Plan plan_split(const Profile& profile, const std::vector<Candidate>& candidates
   plan.prediction = q.cautious ? predict(profile, planned, precision, nx, stop, variant) : best.prediction;
   for (std::size_t c = 0; c < n; ++c) {
     if (std::find(best.order.begin(), best.order.end(), c) != best.order.end()) continue;
-    plan.left_out.push_back({candidates[c].name, reason(candidates[c], best_with.count(c) ? &best_with[c] : nullptr, best)});
+    plan.left_out.push_back({candidates[c].name, reason(candidates[c], best_with.count(c) ? &best_with[c] : nullptr, best, ny)});
   }
   return plan;
 }

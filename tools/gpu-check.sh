@@ -3,7 +3,7 @@
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
 #   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [solves] [model] [accuracy] [blocked] [variants]
-#                                                                                         (default: all)
+#                      [throttled]                                                        (default: all)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # model: for each device set of the machine (CPU socket + GPU, 2 GPUs, CPU + 2 GPUs)
@@ -13,10 +13,14 @@
 # solves, each learning from the ones before (a CPU device's slowdown beside GPUs).
 # blocked: for each device set, calibrate for blocked (K = 4, 8), then planned
 # solves of float 16384^2, sync and blocked, predicted beside measured.
+# throttled: gpu0 held to 4, 12 and 25% of its SMs by MPS (the regime where the
+# CPU earns 10-40% of the rows): calibrate cpu0,gpu0 for double 8192^2, then a
+# sweep of cpu0's share from 0 to 60%; the worst point's error and the planned
+# split's. Skipped where nvidia-cuda-mps-control is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests consumer sanitize bench solves model accuracy blocked variants}
+parts=${*:-tests consumer sanitize bench solves model accuracy blocked variants throttled}
 mkdir -p "$out"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
@@ -129,7 +133,7 @@ if want model; then
       record "calibrate $label" "$(grep -oE 'calibrated in [0-9.]+ s' "$out/calibrate-$label.txt")"
       $bin solve "${common[@]}" --no-learn >"$out/solve-$label.txt" 2>&1
       record "planned $label" "$(grep -E '^predicted|^measured' "$out/solve-$label.txt" | sed 's/; the run.*//')"
-      $bin sweep "${common[@]}" --repeat 3 --csv "$out/sweep-$label.csv" >"$out/sweep-$label.txt" 2>&1
+      $bin sweep "${common[@]}" --repeats 3 --csv "$out/sweep-$label.csv" >"$out/sweep-$label.txt" 2>&1
       record "sweep $label" "$(grep -E '^measured best' "$out/sweep-$label.txt")"
       record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
     done
@@ -194,6 +198,34 @@ if want variants; then
   while read -r n variant param its ratio ms speedup rest; do
     record "variant $n $variant $param" "iterations $its (x$ratio of sync), $ms ms, speedup $speedup $rest"
   done < <(grep -E '^ +[0-9]+ (sync|async|blocked)' "$out/variants.txt")
+fi
+
+if want throttled; then
+  step "throttled GPU (MPS): the CPU's share swept"
+  if ! command -v nvidia-cuda-mps-control >/dev/null; then
+    record "throttled" "skipped: no nvidia-cuda-mps-control"
+  else
+    export CUDA_MPS_PIPE_DIRECTORY=$out/mps-pipe CUDA_MPS_LOG_DIRECTORY=$out/mps-log
+    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+    for pct in 4 12 25; do
+      label="throttled-$pct"
+      export XDG_CACHE_HOME=$out/cache-$label  # each percentage its own model
+      export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct
+      if ! nvidia-cuda-mps-control -d >"$out/mps-$pct.log" 2>&1; then
+        record "$label" "skipped: MPS did not start ($(tail -1 "$out/mps-$pct.log"))"
+        continue
+      fi
+      common=(--devices cpu0,gpu0 --precision double --nx 8192 --iters 300)
+      $bin calibrate --devices cpu0,gpu0 --precision double --nx 8192 >"$out/calibrate-$label.txt" 2>&1
+      $bin sweep "${common[@]}" --vary cpu0 --from 0 --to 0.6 --step 0.05 --repeats 3 \
+        --csv "$out/sweep-$label.csv" --json "$out/sweep-$label.json" >"$out/sweep-$label.txt" 2>&1
+      record "$label SMs $pct%" "$(grep -E '^worst point error' "$out/sweep-$label.txt")"
+      record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
+      echo quit | nvidia-cuda-mps-control
+      sleep 2  # the server leaves before the next percentage starts one
+    done
+    unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  fi
 fi
 
 step "summary"

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Draws a `hetstencil sweep` CSV: time per iteration against the varied
-device's share, predicted and measured, with the model's split and the best
-measured split marked. Uses Debian's python3-matplotlib.
+device's share, predicted and measured (the median, with a bar from the
+fastest to the slowest run), with the model's split marked by a line and the
+best measured split by a ring; points measured while the host was disturbed
+are crossed. Uses Debian's python3-matplotlib.
 
     tools/plot_sweep.py sweep.csv sweep.png [--title TEXT]
 """
@@ -26,20 +28,33 @@ def main():
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     share = [100 * float(r["share"]) for r in sweep]
-    ax.plot(share, [ms(r, "measured_iteration_s") for r in sweep], "o-", label="measured", color="tab:blue")
+    measured = [ms(r, "measured_iteration_s") for r in sweep]
+    spread = [[m - ms(r, "measured_min_s") for r, m in zip(sweep, measured)],
+              [ms(r, "measured_max_s") - m for r, m in zip(sweep, measured)]]
+    ax.errorbar(share, measured, yerr=spread, fmt="o-", capsize=3, label="measured (median, fastest-slowest)",
+                color="tab:blue")
     predicted = [(100 * float(r["share"]), ms(r, "predicted_iteration_s")) for r in sweep if r["predicted_iteration_s"]]
     if predicted:
         ax.plot(*zip(*predicted), "s--", label="predicted", color="tab:orange", markersize=4)
+    disturbed = [(100 * float(r["share"]), ms(r, "measured_iteration_s")) for r in rows if r["disturbed"] == "yes"]
+    if disturbed:
+        ax.plot(*zip(*disturbed), "x", markersize=12, color="tab:gray", label="host disturbed in every run")
     for r in model:
-        ax.plot(100 * float(r["share"]), ms(r, "measured_iteration_s"), "*", markersize=16, color="tab:red",
-                label=f"model's split ({100 * float(r['share']):.2f}%)")
+        m = ms(r, "measured_iteration_s")
+        ax.axvline(100 * float(r["share"]), color="tab:red", alpha=0.4, linestyle=":")
+        ax.errorbar([100 * float(r["share"])], [m],
+                    yerr=[[m - ms(r, "measured_min_s")], [ms(r, "measured_max_s") - m]], fmt="*", markersize=16,
+                    capsize=3, color="tab:red", label=f"planned split ({100 * float(r['share']):.2f}%), measured")
+        if r["predicted_iteration_s"]:
+            ax.plot(100 * float(r["share"]), ms(r, "predicted_iteration_s"), "P", markersize=10, color="tab:red",
+                    fillstyle="none", label="planned split, predicted")
     ax.plot(100 * float(best["share"]), ms(best, "measured_iteration_s"), "o", markersize=14, fillstyle="none",
             color="tab:green", markeredgewidth=2, label=f"measured best ({100 * float(best['share']):.2f}%)")
     ax.set_xlabel(f"share of the rows on {varied} (%)")
     ax.set_ylabel("time per iteration (ms)")
     ax.set_title(args.title, fontsize=10)
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(args.png, dpi=120)
 

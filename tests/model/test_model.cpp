@@ -212,6 +212,65 @@ TEST(Predict, CpuAndGpuSplit) {
 namespace hetstencil {
 namespace {
 
+// Two CPU devices calibrated together on 1024 rows: 2 us a row each while the
+// other sweeps as many rows, 3 us a row while it sweeps the rest of the 1024
+// (their rows evict each other's from a shared cache). At equal shares the
+// curve holds; at 256 and 768 each is priced by its rest curve, and between,
+// in proportion to the rows the other sweeps.
+TEST(Predict, CpuDevicesSharingMemoryArePricedByWhatTheOthersSweep) {
+  Profile p;
+  for (const char* name : {"cpu0", "cpu1"}) {
+    DeviceProfile cpu;
+    cpu.kind = "cpu";
+    cpu.rates[rate_key(Precision::Double, 512)] = RateCurve({{8, 16e-6}, {1024, 2048e-6}});
+    cpu.rest[rate_key(Precision::Double, 512)] = RateCurve({{8, 24e-6}, {1024, 3072e-6}});
+    cpu.rest_rows[rate_key(Precision::Double, 512)] = 1024;
+    p.devices[name] = cpu;
+  }
+  StopRule stop;
+  stop.max_iterations = 10;
+  const auto at = [&](std::int64_t a, std::int64_t b) {
+    return predict(p, {{"cpu0", DeviceKind::Cpu, a}, {"cpu1", DeviceKind::Cpu, b}}, Precision::Double, 512, stop);
+  };
+  // Each sweeps its rows and the ghost row beside the other: rows_swept adds none for sync.
+  const Prediction even = at(512, 512);
+  EXPECT_NEAR(even.devices[0].compute_s, 1024e-6, 1e-12);
+  EXPECT_NEAR(even.devices[1].compute_s, 1024e-6, 1e-12);
+  const Prediction uneven = at(256, 768);
+  EXPECT_NEAR(uneven.devices[0].compute_s, 768e-6, 1e-12) << "256 rows beside the other's 768: the rest curve";
+  EXPECT_NEAR(uneven.devices[1].compute_s, 2304e-6, 1e-12);
+  EXPECT_NEAR(uneven.iteration_s, uneven.devices[1].iteration_s, 1e-15);
+  EXPECT_NEAR(uneven.devices[1].iteration_s, uneven.devices[1].compute_s + uneven.devices[1].exposed_s, 1e-15);
+  // 256 rows beside 512 (a grid of 768): half way from 256 (the curve) to 768 (the rest curve).
+  EXPECT_NEAR(at(256, 512).devices[0].compute_s, 0.5 * (512e-6 + 768e-6), 1e-12);
+  // Near an equal split the rest curve counts as little as the conditions differ: 24 of half the 1024 rows.
+  EXPECT_NEAR(at(500, 524).devices[0].compute_s, 1000e-6 + 24.0 / 512 * 500e-6, 1e-12);
+  // A run measured as priced leaves the curves where they are.
+  Report r;
+  r.nx = 512;
+  r.precision = Precision::Double;
+  r.iterations = 10;
+  r.predicted = uneven;
+  for (const DevicePrediction& d : uneven.devices) {
+    DeviceReport measured;
+    measured.name = d.name;
+    measured.rows = d.rows;
+    measured.compute_s = 10 * d.compute_s;
+    r.devices.push_back(measured);
+  }
+  EXPECT_EQ(learn(p, r), 2);
+  EXPECT_NEAR(p.rate("cpu1", Precision::Double, 512)->seconds(768), 1536e-6, 1e-12);
+  EXPECT_NEAR(p.rate("cpu0", Precision::Double, 512)->seconds(256), 512e-6, 1e-12);
+  // The rest curve and its rows are kept in the profile's JSON; without them the curve prices every split.
+  const Profile q = profile_from_json(to_json(p));
+  ASSERT_TRUE(q.rest("cpu0", Precision::Double, 512));
+  EXPECT_DOUBLE_EQ(q.rest("cpu0", Precision::Double, 512)->first.seconds(512), 1536e-6);
+  EXPECT_EQ(q.rest("cpu0", Precision::Double, 512)->second, 1024);
+  EXPECT_FALSE(q.rest("cpu0", Precision::Double, 1024));
+  for (auto& [name, d] : p.devices) d.rest.clear();
+  EXPECT_NEAR(at(256, 768).devices[1].compute_s, 1536e-6, 1e-12);
+}
+
 TEST(Learn, RunsMoveTheCurveButSpikesDoNot) {
   Profile p;
   p.devices["cpu0"].kind = "cpu";

@@ -238,7 +238,8 @@ TEST(Planner, LeavesOutWhatDoesNotPayAndSaysWhy) {
   ASSERT_EQ(plan.parts.size(), 1u);
   EXPECT_EQ(plan.prediction->devices[0].name, "gpu0");
   ASSERT_EQ(plan.left_out.size(), 1u);
-  EXPECT_NE(plan.left_out[0].reason.find("halo"), std::string::npos) << plan.left_out[0].reason;
+  EXPECT_NE(plan.left_out[0].reason.find("halo hand-overs and loop add"), std::string::npos) << plan.left_out[0].reason;
+  EXPECT_NE(plan.left_out[0].reason.find("% of the rows would cost"), std::string::npos) << plan.left_out[0].reason;
   // With one iteration, copying the grid to the GPU does not pay.
   p.devices["gpu0"].setup_in = {1e-3, 1e8};
   p.devices["gpu0"].setup_out = {1e-3, 1e8};
@@ -246,7 +247,26 @@ TEST(Planner, LeavesOutWhatDoesNotPayAndSaysWhy) {
   plan = plan_split(p, c, Precision::Double, kNx, 1000, stop);
   ASSERT_EQ(plan.parts.size(), 1u);
   EXPECT_EQ(plan.prediction->devices[0].name, "cpu0");
-  EXPECT_NE(plan.left_out[0].reason.find("slab"), std::string::npos) << plan.left_out[0].reason;
+  EXPECT_NE(plan.left_out[0].reason.find("copying its slab in and out takes"), std::string::npos)
+      << plan.left_out[0].reason;
+}
+
+// A CPU device whose best split is to run alone, slower than the other alone:
+// its line says so, with both totals.
+TEST(Planner, ADeviceBestOnItsOwnSaysSo) {
+  std::mt19937 rng(5);
+  Profile p = random_profile({{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, rng);
+  p.devices["cpu0"].rates[kKey] = RateCurve({{1, 1e-6}, {1000, 1e-3}});
+  p.devices["cpu1"].rates[kKey] = RateCurve({{1, 2e-6}, {1000, 2e-3}});
+  p.links[link_key("cpu0", "cpu1")] = {1.0, 10e9};  // a second a hand-over: no split pays
+  p.links[link_key("cpu1", "cpu0")] = {1.0, 10e9};
+  StopRule stop;
+  stop.max_iterations = 10;
+  const Plan plan = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx, 1000, stop);
+  ASSERT_EQ(plan.left_out.size(), 1u);
+  EXPECT_EQ(plan.left_out[0].name, "cpu1");
+  EXPECT_NE(plan.left_out[0].reason.find("on its own (all the rows) it would take"), std::string::npos)
+      << plan.left_out[0].reason;
 }
 
 TEST(Planner, DegenerateCases) {

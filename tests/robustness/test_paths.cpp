@@ -30,7 +30,7 @@ struct Target {
 
 Args sweep_args(const Sandbox& box) {
   return {"sweep", "--no-calibrate", "--devices", "cpu", "--cpu-devices", "2", "--threads", "1", "--nx", "8",
-          "--iters", "2", "--from", "0.25", "--to", "0.75", "--step", "0.25", "--repeat", "1",
+          "--iters", "2", "--from", "0.25", "--to", "0.75", "--step", "0.25", "--repeats", "1",
           "--csv", (box.root() / "other.csv").string(), "--plot", (box.root() / "other.png").string()};
 }
 

@@ -251,7 +251,7 @@ TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
   const fs::path csv = test_folder() / "sweep.csv";
   const CliRun r = run_cli("sweep --nx 40 --ny 30 --iters 15 --cpu-devices 3 --devices cpu --threads 1 --budget 60 --verify "
                            "--from 0 --to 0.5 --step 0.1 --csv " + csv.string() + " --plot " +
-                           (test_folder() / "sweep.png").string());
+                           (test_folder() / "sweep.png").string() + " --json " + (test_folder() / "sweep.json").string());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   std::cout << r.out;
   EXPECT_NE(r.out.find("every split bitwise equal to the reference: yes"), std::string::npos) << r.out;
@@ -261,18 +261,22 @@ TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
   std::ifstream in(csv);
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
-  EXPECT_EQ(line, "point,share,cpu0_rows,cpu1_rows,cpu2_rows,predicted_iteration_s,measured_iteration_s,error_percent,same_bits");
+  EXPECT_EQ(line, "point,share,cpu0_rows,cpu1_rows,cpu2_rows,predicted_iteration_s,measured_iteration_s,measured_min_s,"
+                  "measured_max_s,error_percent,disturbed,same_bits");
   int sweep = 0, model = 0;
   std::vector<std::int64_t> cpu0_rows;
   while (std::getline(in, line)) {
     std::vector<std::string> cells;
     std::stringstream fields(line);
     for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
-    ASSERT_EQ(cells.size(), 9u) << line;
+    ASSERT_EQ(cells.size(), 12u) << line;
     EXPECT_EQ(std::stoll(cells[2]) + std::stoll(cells[3]) + std::stoll(cells[4]), 30) << line;
     EXPECT_GT(std::stod(cells[5]), 0.0) << "predicted: " << line;
     EXPECT_GT(std::stod(cells[6]), 0.0) << "measured: " << line;
-    EXPECT_EQ(cells[8], "yes") << line;
+    EXPECT_LE(std::stod(cells[7]), std::stod(cells[6])) << "fastest run, median: " << line;
+    EXPECT_GE(std::stod(cells[8]), std::stod(cells[6])) << "slowest run, median: " << line;
+    EXPECT_TRUE(cells[10] == "yes" || cells[10] == "no") << "disturbed: " << line;
+    EXPECT_EQ(cells[11], "yes") << line;
     if (cells[0] == "sweep") {
       ++sweep;
       cpu0_rows.push_back(std::stoll(cells[2]));
@@ -288,6 +292,20 @@ TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
   png.read(magic, sizeof(magic));
   EXPECT_EQ(std::string(magic + 1, 3), "PNG") << "no plot at " << (test_folder() / "sweep.png");
   EXPECT_NE(r.out.find("plot written to"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worst point error"), std::string::npos) << r.out;
+
+  // The JSON: its schema, every point measured in each of the 3 rounds, a canary before each run.
+  std::ifstream json_file(test_folder() / "sweep.json");
+  const auto j = nlohmann::json::parse(json_file);
+  EXPECT_EQ(j.at("schema"), "hetstencil-sweep");
+  EXPECT_EQ(j.at("schema_version"), 1);
+  EXPECT_EQ(j.at("points").size(), 7u);
+  EXPECT_EQ(j.at("order").size(), 7u);
+  for (const auto& pt : j.at("points")) {
+    EXPECT_EQ(pt.at("samples_s").size(), 3u) << pt.dump();
+    EXPECT_EQ(pt.at("canary_bytes_per_s").size(), 3u) << pt.dump();
+    EXPECT_GT(pt.at("canary_bytes_per_s").at(0).get<double>(), 0.0) << pt.dump();
+  }
 
   expect_failure("sweep --nx 8 --devices cpu0 --cpu-devices 2", "two devices or more");
   expect_failure("sweep --nx 8 --cpu-devices 2 --devices cpu --vary gpu7 --no-calibrate", "--vary gpu7");

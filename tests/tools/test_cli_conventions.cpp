@@ -126,7 +126,7 @@ TEST(CliConventions, EveryValueIsCheckedWithAMessageNamingItsOption) {
   expect_usage_error({"solve", "--depth", "9"}, "--depth: must be a whole number from 1 to 8");
   expect_usage_error({"sweep", "--from", "2"}, "--from: must be a number from 0 to 1, not '2'");
   expect_usage_error({"sweep", "--step", "0"}, "--step: must be a number greater than 0 and at most 1");
-  expect_usage_error({"sweep", "--repeat", "0"}, "--repeat: must be a whole number from 1");
+  expect_usage_error({"sweep", "--repeats", "0"}, "--repeats: must be a whole number from 1");
   expect_usage_error({"sweep", "--vary", ""}, "--vary: must name a device");
   expect_usage_error({"sweep", "--csv", ""}, "--csv: must name a file");
   expect_usage_error({"bench", "cpu", "--reps", "0"}, "--reps: must be a whole number from 1");

@@ -34,7 +34,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--boundary", "0.5"}, {"--devices", "cpu0"}, {"--cpu-devices", "2"}, {"--threads", "1"},
       {"--rows", "16,16"}, {"--split", "0.5,0.5"}, {"--budget", "1"}, {"--output", "u.npy"},
       {"--variant", "blocked"}, {"--depth", "2"}, {"--alpha", "2"}, {"--vary", "cpu0"}, {"--from", "0.4"},
-      {"--to", "0.6"}, {"--step", "0.1"}, {"--repeat", "1"}, {"--csv", "out.csv"}, {"--plot", "out.png"},
+      {"--to", "0.6"}, {"--step", "0.1"}, {"--repeats", "1"}, {"--json", "out.json"}, {"--csv", "out.csv"}, {"--plot", "out.png"},
       {"--reps", "1"}, {"--precision", "float"}, {"--sizes", "64,128"}, {"--runs", "1"}, {"--gpu", "0"},
       {"--max-rows", "16"}, {"--stencil", "poisson7"}, {"--nz", "8"},
       {"--plan", std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json"},

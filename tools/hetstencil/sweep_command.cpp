@@ -3,14 +3,23 @@
 // the rest; every split is run and measured beside the model's prediction, and
 // the model's own split is marked against the best one measured.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
+#include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
 #include "hetstencil/hetstencil.hpp"
@@ -29,24 +38,110 @@ struct SweepOptions {
   RuntimeOptions machine;
   std::string vary;  // "": the first CPU device beside GPUs, else the first device
   double from = -1.0, to = -1.0, step = 0.01;
-  int repeat = 1;
+  int repeats = 3;
   std::string csv;   // "": no CSV
   std::string plot;  // "": no plot
+  std::string json;  // "": no JSON
   bool verify = false;
   bool calibrate = true;
   double budget = 10.0;
 };
+
+// A canary below this fraction of the canaries' median, or other processes using
+// more than this many cores on average during the run, and more than the host
+// left idle, say the host is busy with something else (a neighbour's build,
+// another job) and took cores the run wanted: the run is re-measured once,
+// and its point marked when it is disturbed again. On a 2-core VM beside
+// compilers, runs of one split took 4.4 to 13.8 ms an iteration, the slow ones
+// with others using a core or more; a daemon on a spare core of a large host
+// is no disturbance.
+constexpr double kDisturbedBelow = 0.8;
+constexpr double kMostOtherCores = 0.2;
 
 struct Point {
   std::string kind;  // "sweep" or "model"
   std::vector<std::int64_t> rows;  // per device, in device order
   double share = 0.0;              // of the varied device
   std::optional<double> predicted;  // seconds an iteration
-  double measured = 0.0;
+  std::vector<double> samples;      // measured seconds an iteration, one a repeat
+  std::vector<double> canaries;     // bytes/s of the canary before each kept sample
+  std::vector<double> others;       // cores other processes used during each kept sample (-1: unknown)
+  std::vector<bool> quiet;          // each kept sample: neither its canary nor the others disturbed it
+  bool disturbed = false;           // no sample was quiet
   std::string same_bits;  // "yes", "no", or "" when not verified
 
   Point(std::string k, std::vector<std::int64_t> r) : kind(std::move(k)), rows(std::move(r)) {}
+  /// The median of the quiet samples, or of all when none was quiet.
+  double measured() const {
+    std::vector<double> q;
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+      if (quiet[k]) q.push_back(samples[k]);
+    }
+    return median_of(q.empty() ? samples : q);
+  }
+  double fastest() const { return *std::min_element(samples.begin(), samples.end()); }
+  double slowest() const { return *std::max_element(samples.begin(), samples.end()); }
+
+  static double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  }
 };
+
+// The host's memory bandwidth now: every hardware thread copies its part of
+// 16 MiB, three times (a few ms), the median counted, in bytes read and
+// written a second. Each solve of a sweep starts after one, so that a spell of
+// a busy host shows beside the point it slowed.
+double canary_bytes_per_s() {
+  constexpr std::size_t kBytes = std::size_t{16} << 20;
+  static std::vector<char> from(kBytes, 1), to(kBytes, 0);
+  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t part = kBytes / threads;
+  std::vector<double> seconds;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto begin = std::chrono::steady_clock::now();
+    std::vector<std::thread> team;
+    for (unsigned t = 0; t < threads; ++t) {
+      team.emplace_back([&, t] { std::memcpy(to.data() + t * part, from.data() + t * part, part); });
+    }
+    for (auto& th : team) th.join();
+    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  }
+  return 2.0 * static_cast<double>(part * threads) / Point::median_of(seconds);
+}
+
+// CPU seconds used by the whole host (every process, and time stolen by the
+// hypervisor), left idle, and used by this process, so far; nothing where
+// /proc/stat is not.
+struct CpuSeconds {
+  double host = 0.0, idle = 0.0, ours = 0.0;
+};
+std::optional<CpuSeconds> cpu_seconds() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
+  if (!(stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || cpu != "cpu") {
+    return std::nullopt;
+  }
+  rusage self{};
+  if (getrusage(RUSAGE_SELF, &self) != 0) return std::nullopt;
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
+  return CpuSeconds{(user + nice + system + irq + softirq + steal) / tick, (idle + iowait) / tick,
+                    seconds(self.ru_utime) + seconds(self.ru_stime)};
+}
+
+// The order the points are measured in, the same in every round and every
+// sweep: shuffled, so that a drift of the host (warming, a neighbour's job)
+// spreads over the shares instead of bending the curve at one end.
+std::vector<std::size_t> shuffled_order(std::size_t n) {
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937 draw(20);  // mt19937's sequence is fixed by the standard
+  for (std::size_t k = n; k > 1; --k) std::swap(order[k - 1], order[draw() % k]);
+  return order;
+}
 
 std::size_t varied_device(const SweepOptions& o, const std::vector<DeviceInfo>& devices) {
   if (!o.vary.empty()) {
@@ -78,6 +173,7 @@ int run_sweep(const SweepOptions& o) {
   check_plot_options(o.csv, o.plot);
   if (!o.csv.empty()) check_writable(o.csv);
   if (!o.plot.empty()) check_writable(o.plot);
+  if (!o.json.empty()) check_writable(o.json);
 
   Runtime runtime(o.machine);
   const VariantChoice variant = o.problem.variant_choice();
@@ -139,54 +235,148 @@ int run_sweep(const SweepOptions& o) {
     fmt::print(stderr, "hetstencil: computing the sequential reference to compare with\n");
     reference = solve_reference(p).solution;
   }
+  fmt::print("sweeping the share of {} over {} splits of {} x {} {}, {} iterations, {} rounds in a shuffled order{}\n",
+             names[v], points.size(), p.nx, p.ny, to_string(p.precision), p.stop.max_iterations, o.repeats,
+             modelled ? "" : " (no model: nothing predicted)");
+  std::vector<Plan> plans;
+  for (Point& pt : points) {
+    pt.share = static_cast<double>(pt.rows[v]) / static_cast<double>(p.ny);
+    plans.push_back(plan_of(names, pt.rows, devices));
+    plans.back().variant = variant;
+    plans.back().prediction = runtime.predict(p, plans.back());
+  }
+  // Canaries are judged against the median of all so far: one copy that
+  // found its buffers in the cache (49 GB/s among 23 GB/s ones on the 2-core
+  // VM) would make every later one look disturbed.
+  std::vector<double> canaries;
+  for (int warm = 0; warm < 3; ++warm) canaries.push_back(canary_bytes_per_s());
+  const std::vector<std::size_t> order = shuffled_order(points.size());
+  for (int round = 0; round < o.repeats; ++round) {
+    for (std::size_t i : order) {
+      Point& pt = points[i];
+      // A run after a low canary is measured once more; a second low canary marks the point.
+      for (int attempt = 0; attempt < 2; ++attempt) {
+        const double canary = canary_bytes_per_s();
+        canaries.push_back(canary);
+        const auto cpu_before = cpu_seconds();
+        const auto begin = std::chrono::steady_clock::now();
+        const Result result = runtime.solve(p, plans[i]);
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+        const auto cpu_after = cpu_seconds();
+        pt.predicted = predicted_iteration_s(result.report);
+        if (reference && pt.same_bits.empty()) pt.same_bits = same_bits(result.solution, *reference) ? "yes" : "no";
+        // What other processes took, beyond the clock ticks' granularity, and what was left idle.
+        double others = -1.0, idle = 0.0;
+        if (cpu_before && cpu_after && wall > 0.0) {
+          const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+          const double taken = (cpu_after->host - cpu_before->host) - (cpu_after->ours - cpu_before->ours);
+          others = std::max(0.0, taken - 2.0 * tick) / wall;
+          idle = (cpu_after->idle - cpu_before->idle) / wall;
+        }
+        const bool crowded = others > kMostOtherCores && others > idle;
+        const bool quiet = canary >= kDisturbedBelow * Point::median_of(canaries) && !crowded;
+        if (!quiet && attempt == 0) continue;
+        pt.samples.push_back(iteration_s(result.report));
+        pt.canaries.push_back(canary);
+        pt.others.push_back(others);
+        pt.quiet.push_back(quiet);
+        break;
+      }
+    }
+    fmt::print("round {}/{} done\n", round + 1, o.repeats);
+  }
+  for (Point& pt : points) pt.disturbed = std::none_of(pt.quiet.begin(), pt.quiet.end(), [](bool q) { return q; });
+
   std::ofstream csv;  // without --csv it stays closed: it takes the rows and writes nothing
   if (!o.csv.empty()) csv.open(o.csv);
   csv << "point,share";
   for (const auto& n : names) csv << ',' << n << "_rows";
-  csv << ",predicted_iteration_s,measured_iteration_s,error_percent,same_bits\n";
-  fmt::print("sweeping the share of {} over {} splits of {} x {} {}, {} iterations{}\n", names[v], points.size(), p.nx,
-             p.ny, to_string(p.precision), p.stop.max_iterations, modelled ? "" : " (no model: nothing predicted)");
-  for (std::size_t k = 0; k < points.size(); ++k) {
-    Point& pt = points[k];
-    pt.share = static_cast<double>(pt.rows[v]) / static_cast<double>(p.ny);
-    Plan plan = plan_of(names, pt.rows, devices);
-    plan.variant = variant;
-    plan.prediction = runtime.predict(p, plan);
-    std::vector<double> measured;
-    for (int r = 0; r < o.repeat; ++r) {
-      const Result result = runtime.solve(p, plan);
-      measured.push_back(iteration_s(result.report));
-      pt.predicted = predicted_iteration_s(result.report);
-      if (reference && r == 0) {
-        const bool same = same_bits(result.solution, *reference);
-        pt.same_bits = same ? "yes" : "no";
-      }
-    }
-    std::sort(measured.begin(), measured.end());
-    pt.measured = measured[measured.size() / 2];
-    const std::string predicted_ms = pt.predicted ? fmt::format("{:.6f}", *pt.predicted * 1e3) : "";
-    const std::string error = pt.predicted ? fmt::format("{:.2f}", error_percent(*pt.predicted, pt.measured)) : "";
+  csv << ",predicted_iteration_s,measured_iteration_s,measured_min_s,measured_max_s,error_percent,disturbed,same_bits\n";
+  nlohmann::json json_points = nlohmann::json::array();
+  for (const Point& pt : points) {
+    const double measured = pt.measured();
+    const std::string predicted_ms = pt.predicted ? fmt::format("{:.4f} ms", *pt.predicted * 1e3) : "-";
+    const std::string error = pt.predicted ? fmt::format("{:.2f}", error_percent(*pt.predicted, measured)) : "";
     csv << pt.kind << ',' << fmt::format("{:.6f}", pt.share);
     for (std::int64_t r : pt.rows) csv << ',' << r;
-    csv << ',' << (pt.predicted ? fmt::format("{:.6e}", *pt.predicted) : "") << ',' << fmt::format("{:.6e}", pt.measured)
-        << ',' << error << ',' << pt.same_bits << '\n';
-    csv.flush();  // an interrupted sweep keeps what it measured
-    fmt::print("{:>3}/{} {:<5} {} {:6.2f}%: measured {:.4f} ms an iteration, predicted {} {}\n", k + 1, points.size(),
-               pt.kind, names[v], 100.0 * pt.share, pt.measured * 1e3, predicted_ms.empty() ? "-" : predicted_ms + " ms",
-               pt.same_bits.empty() ? "" : "(same bits as the reference: " + pt.same_bits + ")");
+    csv << ',' << (pt.predicted ? fmt::format("{:.6e}", *pt.predicted) : "") << ',' << fmt::format("{:.6e}", measured)
+        << ',' << fmt::format("{:.6e}", pt.fastest()) << ',' << fmt::format("{:.6e}", pt.slowest()) << ',' << error << ','
+        << (pt.disturbed ? "yes" : "no") << ',' << pt.same_bits << '\n';
+    fmt::print("{:<5} {} {:6.2f}%: measured {:.4f} ms an iteration ({:.4f}-{:.4f}), predicted {}{}{}{}\n", pt.kind,
+               names[v], 100.0 * pt.share, measured * 1e3, pt.fastest() * 1e3, pt.slowest() * 1e3, predicted_ms,
+               error.empty() ? "" : " (" + error + "%)", pt.disturbed ? "; host disturbed in every run" : "",
+               pt.same_bits.empty() ? "" : "; same bits as the reference: " + pt.same_bits);
+    nlohmann::json rows = nlohmann::json::object();
+    for (std::size_t k = 0; k < names.size(); ++k) rows[names[k]] = pt.rows[k];
+    json_points.push_back({{"point", pt.kind},
+                           {"share", pt.share},
+                           {"rows", rows},
+                           {"predicted_iteration_s", pt.predicted ? nlohmann::json(*pt.predicted) : nlohmann::json()},
+                           {"measured_iteration_s", measured},
+                           {"measured_min_s", pt.fastest()},
+                           {"measured_max_s", pt.slowest()},
+                           {"samples_s", pt.samples},
+                           {"error_percent", pt.predicted ? nlohmann::json(error_percent(*pt.predicted, measured))
+                                                          : nlohmann::json()},
+                           {"canary_bytes_per_s", pt.canaries},
+                           {"other_cores", pt.others},
+                           {"quiet", pt.quiet},
+                           {"disturbed", pt.disturbed},
+                           {"same_bits", pt.same_bits.empty() ? nlohmann::json() : nlohmann::json(pt.same_bits == "yes")}});
   }
   if (!o.csv.empty() && !csv) HETSTENCIL_THROW(Error, "writing " + o.csv + " failed");
   csv.close();
 
   const auto best = std::min_element(points.begin(), points.end(),
-                                     [](const Point& a, const Point& b) { return a.measured < b.measured; });
-  fmt::print("measured best: {} {:.2f}% at {:.4f} ms an iteration\n", names[v], 100.0 * best->share, best->measured * 1e3);
+                                     [](const Point& a, const Point& b) { return a.measured() < b.measured(); });
+  fmt::print("measured best: {} {:.2f}% at {:.4f} ms an iteration\n", names[v], 100.0 * best->share,
+             best->measured() * 1e3);
+  double worst = 0.0, worst_quiet = 0.0;
+  for (const Point& pt : points) {
+    if (!pt.predicted) continue;
+    const double error = std::abs(error_percent(*pt.predicted, pt.measured()));
+    worst = std::max(worst, error);
+    if (!pt.disturbed) worst_quiet = std::max(worst_quiet, error);
+  }
+  const auto quiet_points = std::count_if(points.begin(), points.end(), [](const Point& pt) { return !pt.disturbed; });
+  if (modelled) {
+    fmt::print("worst point error: {:.1f}% ({:.1f}% over the {} of {} points measured quietly)\n", worst, worst_quiet,
+               quiet_points, points.size());
+  }
   if (model_rows) {
     const Point& m = points.back();
     fmt::print("model's split: {} {:.2f}% at {:.4f} ms measured ({:.4f} ms predicted, {:+.1f}%); "
                "model / best = {:.3f}\n",
-               names[v], 100.0 * m.share, m.measured * 1e3, *m.predicted * 1e3, error_percent(*m.predicted, m.measured),
-               m.measured / best->measured);
+               names[v], 100.0 * m.share, m.measured() * 1e3, *m.predicted * 1e3,
+               error_percent(*m.predicted, m.measured()), m.measured() / best->measured());
+  }
+  const auto disturbed = static_cast<std::ptrdiff_t>(points.size()) - quiet_points;
+  if (disturbed > 0) {
+    fmt::print("{} of {} points measured only while the host was disturbed (a memory-bandwidth canary under {:.0f}% "
+               "of its median, or other processes using more than {:.1f} cores and more than was idle): their errors are the "
+               "host's as much as the model's\n", disturbed, points.size(), 100.0 * kDisturbedBelow, kMostOtherCores);
+  }
+  if (!o.json.empty()) {
+    nlohmann::json j;
+    j["schema"] = "hetstencil-sweep";
+    j["schema_version"] = 1;
+    j["hetstencil_version"] = HETSTENCIL_VERSION_STRING;
+    j["nx"] = p.nx;
+    j["ny"] = p.ny;
+    j["precision"] = to_string(p.precision);
+    j["iterations"] = p.stop.max_iterations;
+    j["varied"] = names[v];
+    j["repeats"] = o.repeats;
+    j["order"] = order;
+    j["canary_median_bytes_per_s"] = Point::median_of(canaries);
+    j["points"] = json_points;
+    j["worst_error_percent"] = modelled ? nlohmann::json(worst) : nlohmann::json();
+    j["worst_quiet_error_percent"] = modelled && quiet_points > 0 ? nlohmann::json(worst_quiet) : nlohmann::json();
+    j["best_share"] = best->share;
+    std::ofstream out(o.json);
+    out << j.dump(2) << '\n';
+    if (!out) HETSTENCIL_THROW(Error, "writing " + o.json + " failed");
+    fmt::print("json written to {}\n", o.json);
   }
   const bool all_same = std::all_of(points.begin(), points.end(), [](const Point& pt) { return pt.same_bits == "yes"; });
   if (o.verify) fmt::print("every split bitwise equal to the reference: {}\n", all_same ? "yes" : "NO");
@@ -216,9 +406,12 @@ Command add_sweep_command(CLI::App& app) {
   sub->add_option("--to", o->to, "its largest share (default: the model's share + 0.1, at most 1)")
       ->transform(number_in(0.0, 1.0));
   sub->add_option("--step", o->step, "between shares")->transform(number_in(0.0, 1.0, true))->capture_default_str();
-  sub->add_option("--repeat", o->repeat, "runs per split; the median counts")
+  sub->add_option("--repeats", o->repeats, "rounds over the splits (each in the same shuffled order, a "
+                                                   "memory-bandwidth canary before each run); per split the median counts")
       ->transform(integer_in(1, std::numeric_limits<int>::max()))->capture_default_str();
   sub->add_option("--csv", o->csv, "write the splits and their times as CSV to FILE (default: none)")
+      ->check(naming("a file"));
+  sub->add_option("--json", o->json, "write the splits, every run's time and canary as JSON to FILE (default: none)")
       ->check(naming("a file"));
   sub->add_option("--plot", o->plot, "draw them as a PNG into FILE, from the --csv file (default: none)")
       ->check(naming("a file"));
