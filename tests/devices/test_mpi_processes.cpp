@@ -120,6 +120,7 @@ TEST_F(MpiTest, OneProcesssFailureIsEveryProcesssNamingIt) {
 TEST_F(MpiTest, ARuntimeOnTheCommunicatorSolvesWithTheReferencesBits) {
   RuntimeOptions o;
   o.cpu_devices = 2;
+  o.devices = "cpu";  // the device counts below hold on a machine with GPUs too
   o.threads_per_device = 1;
   o.profile = "/nonexistent/profile.json";  // no model: rank 0 splits evenly, nothing is written
   o.communicator = session->world();

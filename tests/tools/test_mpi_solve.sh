@@ -20,7 +20,8 @@ export XDG_CACHE_HOME=$dir/cache
 # forbid the cross-memory copies of OpenMPI's shared-memory transport.
 launch=("$mpiexec" --allow-run-as-root --oversubscribe -np 3)
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
-solve=(solve --threads 1 --no-learn --no-calibrate)
+# CPU devices alone, so that the device counts hold on a machine with GPUs too.
+solve=(solve --devices cpu --threads 1 --no-learn --no-calibrate)
 one=(--cpu-devices 1)
 
 fail() {
