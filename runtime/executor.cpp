@@ -187,6 +187,7 @@ void require_modelled_stencil(const Problem& problem) {
 
 void require_device_stencil(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices) {
   for (const auto& part : plan.parts) {
+    if (!devices[part.device]) continue;  // another process's device: that process checks it
     const DeviceInfo& d = devices[part.device]->info();
     if (runs_stencil(d, problem.stencil)) continue;
     HETSTENCIL_THROW(InvalidArgument, d.name + " has no kernel for the stencil '" + problem.stencil.name +
@@ -226,7 +227,9 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
                                 ? " blocked with depth " + std::to_string(plan.variant.param)
                                 : std::string()) +
                            " needs at least " + std::to_string(ghosts) + " " + unit + " a device; " +
-                           devices[part.device]->info().name + " has " + std::to_string(part.rows));
+                           (devices[part.device] ? devices[part.device]->info().name
+                                                 : "device " + std::to_string(part.device)) +
+                           " has " + std::to_string(part.rows));
     }
   }
   // Before anything is allocated: the host's grids (the iterate, and h*h*f
