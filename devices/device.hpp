@@ -4,6 +4,8 @@
 // above and below: one each for a sync solve; K on a side with a neighbour for
 // a blocked one, which sweeps K times between exchanges (the ghost zone shrinks
 // by a row a sweep, so the owned rows stay exact) and trades K rows at a time.
+// "Rows" are the units of the split axis (StencilJob): planes in 3-D, and a
+// stencil of radius r needs r of them per sweep where this says one.
 // It runs the iterations itself (its own threads, its own overlap of exchange
 // and compute) and talks to its neighbours only through its Endpoint of the
 // solve's Transport (devices/transport/), which moves rows between their
@@ -22,6 +24,7 @@
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/variant.hpp"
 #include "hetstencil/problem.hpp"
+#include "hetstencil/stencil.hpp"
 #include "hetstencil/progress.hpp"
 
 namespace hetstencil {
@@ -41,32 +44,51 @@ struct RowRange {
 };
 
 /// What a device needs to know of the problem, independent of precision: the
-/// pointers refer to values of the problem's precision.
+/// pointers refer to values of the problem's precision. The grid is split
+/// along its slowest axis into units (rows in 2-D, planes in 3-D): a device
+/// owns units, and its ghost units are the stencil's radius deep per sweep
+/// between exchanges. With poisson5 a unit is a row of nx + 2 values and the
+/// ghosts one row a sweep.
 struct StencilJob {
   Precision precision = Precision::Double;
   std::int64_t nx = 0;
   std::int64_t ny = 0;
-  const void* initial = nullptr;  ///< (ny+2) x (nx+2) initial iterate, dense
-  void* result = nullptr;         ///< (ny+2) x (nx+2) solution, filled by detach(); none when null
-  const void* h2f = nullptr;      ///< (ny+2) x (nx+2) h*h*f, or nullptr when the source is the spike
+  std::int64_t nz = 0;            ///< interior planes of a 3-D grid; 0 in 2-D
+  Stencil stencil = Stencil::builtin("poisson5");
+  bool poisson5 = true;           ///< the stencil is poisson5 (by value): the tuned kernels run it
+  const void* initial = nullptr;  ///< shape().values() initial iterate, dense
+  void* result = nullptr;         ///< shape().values() solution, filled by detach(); none when null
+  const void* h2f = nullptr;      ///< shape().values() s*f, or nullptr when the source is the spike
   bool grid_source = false;       ///< the right-hand side is a grid (h2f), even before h2f is set
-  std::int64_t spike_row = -1;    ///< the spike's cell (h*h*f = 1 there), -1 when none
+  std::int64_t spike_row = -1;    ///< the spike's cell (s*f = 1 there), -1 when none
   std::int64_t spike_col = -1;
+  std::int64_t spike_index = -1;  ///< the spike's index in the grid's values, -1 when none
   StopRule stop;
   VariantChoice variant;  ///< how a GPU sweeps; anything but sync runs on a single GPU alone
 
-  std::int64_t cols() const { return nx + 2; }
+  /// The grid's sizes, its ring as deep as the stencil's radius.
+  GridShape shape() const { return GridShape{stencil.dimension == 3 ? nz : 0, ny, nx, stencil.radius()}; }
+  std::int64_t cols() const { return nx + 2 * stencil.radius(); }
   std::size_t row_bytes() const { return hetstencil::row_bytes(nx, precision); }
-  /// Ghost rows on a side with a neighbour, and the sweeps between exchanges.
+  /// Interior units of the split axis: ny rows in 2-D, nz planes in 3-D.
+  std::int64_t units() const { return stencil.dimension == 3 ? nz : ny; }
+  /// Values of one unit, its ring included: a row, or a plane of rows.
+  std::int64_t unit_values() const { return stencil.dimension == 3 ? shape().rows() * cols() : cols(); }
+  /// Bytes of one unit, as the transport moves it.
+  std::size_t unit_bytes() const { return static_cast<std::size_t>(unit_values()) * value_bytes(precision); }
+  /// Sweeps between exchanges.
   int halo_depth() const { return hetstencil::halo_depth(variant); }
+  /// Ghost units on a side with a neighbour: the stencil's radius per sweep
+  /// between exchanges; what an exchange moves.
+  std::int64_t ghost_units() const { return static_cast<std::int64_t>(halo_depth()) * stencil.radius(); }
   /// Where the round of sweeps from iterate t ends: halo_depth() sweeps later,
   /// or sooner at a residual check (rounds never step over one).
   std::int64_t round_end(std::int64_t t) const { return std::min(t + halo_depth(), stop.next_check(t)); }
-  /// Ghost rows above (Top) or below a slab of these rows: halo_depth() where a
-  /// neighbour owns them, the one boundary row at the grid's edge.
+  /// Ghost units above (Top) or below a slab of these units: ghost_units()
+  /// where a neighbour owns them, the boundary ring's radius at the grid's edge.
   std::int64_t ghost_rows(Side side, RowRange rows) const {
-    const bool edge = side == Side::Top ? rows.first == 1 : rows.end() == ny + 1;
-    return edge ? 1 : halo_depth();
+    const bool edge = side == Side::Top ? rows.first == 1 : rows.end() == units() + 1;
+    return edge ? stencil.radius() : ghost_units();
   }
 };
 

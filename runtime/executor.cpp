@@ -77,6 +77,9 @@ StencilJob job_of(const Problem& problem, const Plan& plan) {
   job.precision = problem.precision;
   job.nx = problem.nx;
   job.ny = problem.ny;
+  job.nz = problem.dimension() == 3 ? problem.nz : 0;
+  job.stencil = problem.stencil;
+  job.poisson5 = is_poisson5(problem.stencil);
   job.grid_source = problem.source.kind != Source::Kind::Spike;
   job.stop = problem.stop;
   job.variant = plan.variant;
@@ -136,7 +139,7 @@ void gather_reports(Processes& processes, Report& report) {
 template <class T>
 Result execute_typed(const Problem& problem, const Plan& plan, const std::vector<Device*>& all, int spins,
                      const ProgressWatch& watch, const Spread* spread) {
-  const std::uint64_t grid_size = grid_bytes(problem.nx, problem.ny, problem.precision);
+  const std::uint64_t grid_size = grid_bytes(problem.shape(), problem.precision);
   const SourceTerm<T> source =
       allocating("the host's right-hand side", grid_size, [&] { return make_source_term<T>(problem); });
   // One grid holds the initial iterate for attach() and receives the solution
@@ -148,6 +151,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   job.h2f = source.h2f.empty() ? nullptr : source.h2f.data();
   job.spike_row = source.spike_row;
   job.spike_col = source.spike_col;
+  job.spike_index = source.spike_index;
 
   // This process's parts (all of them without a spread).
   std::vector<Device*> devices;
@@ -186,7 +190,10 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
                                           t.check_s, t.total_s, t.compute_p90_s});
   }
   if (spread) {
-    spread->processes->gather_rows(grid.data(), job.row_bytes(), links->ranks);
+    // Unit i (from 1) lies at i - 1 + radius in the grid, whose ring is radius deep.
+    char* unit_zero = reinterpret_cast<char*>(grid.data()) +
+                      static_cast<std::size_t>(job.stencil.radius() - 1) * job.unit_bytes();
+    spread->processes->gather_rows(unit_zero, job.unit_bytes(), links->ranks);
     gather_reports(*spread->processes, report);
   }
 
@@ -207,7 +214,9 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
 }  // namespace
 
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count) {
-  if (plan.parts.empty()) HETSTENCIL_THROW(InvalidArgument, "the plan gives rows to no device");
+  const std::int64_t units = problem.dimension() == 3 ? problem.nz : problem.ny;
+  const char* unit = problem.dimension() == 3 ? "planes" : "rows";
+  if (plan.parts.empty()) HETSTENCIL_THROW(InvalidArgument, std::string("the plan gives ") + unit + " to no device");
   std::vector<bool> used(device_count, false);
   std::int64_t next = 1;
   for (const auto& part : plan.parts) {
@@ -216,36 +225,46 @@ void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_
                                             std::to_string(device_count));
     }
     if (used[part.device]) {
-      HETSTENCIL_THROW(InvalidArgument, "the plan gives device " + std::to_string(part.device) + " two row ranges");
+      HETSTENCIL_THROW(InvalidArgument, "the plan gives device " + std::to_string(part.device) + " two ranges of " + unit);
     }
     used[part.device] = true;
     if (part.rows < 1 || part.first_row != next) {
-      HETSTENCIL_THROW(InvalidArgument, "the plan's row ranges must be non-empty and follow each other from row 1; "
-                                        "device " + std::to_string(part.device) + " starts at row " +
+      HETSTENCIL_THROW(InvalidArgument, std::string("the plan's ranges of ") + unit + " must be non-empty and follow each other from 1; "
+                                        "device " + std::to_string(part.device) + " starts at " +
                                             std::to_string(part.first_row) + " with " + std::to_string(part.rows) +
-                                            " rows, expected a start at row " + std::to_string(next));
+                                            " " + unit + ", expected a start at " + std::to_string(next));
     }
-    if (part.rows > problem.ny) {
+    if (part.rows > units) {
       HETSTENCIL_THROW(InvalidArgument, "the plan gives device " + std::to_string(part.device) + " " +
-                                            std::to_string(part.rows) + " rows, more than the grid's " +
-                                            std::to_string(problem.ny));
+                                            std::to_string(part.rows) + " " + unit + ", more than the grid's " +
+                                            std::to_string(units));
     }
     next += part.rows;  // at most (devices + 1) x 2^30: no overflow
   }
-  if (next != problem.ny + 1) {
-    HETSTENCIL_THROW(InvalidArgument, "the plan covers rows 1.." + std::to_string(next - 1) + " of " +
-                                          std::to_string(problem.ny));
+  if (next != units + 1) {
+    HETSTENCIL_THROW(InvalidArgument, std::string("the plan covers ") + unit + " 1.." + std::to_string(next - 1) +
+                                          " of " + std::to_string(units));
   }
 }
 
-void require_device_stencil(const Problem& problem) {
-  Stencil poisson5 = Stencil::builtin("poisson5");
-  poisson5.name = problem.stencil.name;  // a description of poisson5 under another name runs too
-  if (problem.stencil == poisson5) return;
-  HETSTENCIL_THROW(InvalidArgument, "the stencil '" + problem.stencil.name +
-                                        "' has no device kernel yet: only the sequential reference solves it for now "
-                                        "(hetstencil solve --reference, or hetstencil::solve_reference); the devices "
-                                        "solve poisson5");
+bool runs_stencil(const DeviceInfo& device, const Stencil& stencil) {
+  return device.kind == DeviceKind::Cpu || is_poisson5(stencil);
+}
+
+void require_modelled_stencil(const Problem& problem) {
+  if (is_poisson5(problem.stencil)) return;
+  HETSTENCIL_THROW(InvalidArgument, "the model has no curves for the stencil '" + problem.stencil.name +
+                                        "' yet (it models poisson5); solve it on an even split of the CPU devices");
+}
+
+void require_device_stencil(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices) {
+  for (const auto& part : plan.parts) {
+    if (!devices[part.device]) continue;  // another process's device: that process checks it
+    const DeviceInfo& d = devices[part.device]->info();
+    if (runs_stencil(d, problem.stencil)) continue;
+    HETSTENCIL_THROW(InvalidArgument, d.name + " has no kernel for the stencil '" + problem.stencil.name +
+                                          "' yet (GPUs solve poisson5): give its units to the CPU devices");
+  }
 }
 
 namespace {
@@ -255,12 +274,12 @@ namespace {
 // do not fit in memory (this process's).
 void check_solve(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, const Spread* spread) {
   problem.validate();
-  require_device_stencil(problem);
   validate_plan(plan, problem, devices.size());
   if (spread) rows_of_ranks(plan, *spread);
   const auto name_of = [&](std::size_t device) {
     return spread ? spread->names[device] : devices[device]->info().name;
   };
+  require_device_stencil(problem, plan, devices);
   if (plan.variant.variant != Variant::Sync) {
     if (plan.variant.param < 1 || plan.variant.param > max_sweeps(plan.variant.variant)) {
       HETSTENCIL_THROW(InvalidArgument, to_string(plan.variant.variant) + " needs " +
@@ -268,21 +287,28 @@ void check_solve(const Problem& problem, const Plan& plan, const std::vector<Dev
                                             " of 1.." + std::to_string(max_sweeps(plan.variant.variant)) + ", not " +
                                             std::to_string(plan.variant.param));
     }
-    if (plan.variant.variant == Variant::Blocked) {
-      // A neighbour's ghost rows come from one device: K of them.
-      for (const auto& part : plan.parts) {
-        if (plan.parts.size() > 1 && part.rows < plan.variant.param) {
-          HETSTENCIL_THROW(InvalidArgument, "blocked with depth " + std::to_string(plan.variant.param) +
-                                                " needs at least that many rows a device; " +
-                                                name_of(part.device) + " has " +
-                                                std::to_string(part.rows));
-        }
-      }
-    } else if (plan.parts.size() != 1 || devices[plan.parts.front().device]->info().kind != DeviceKind::Gpu) {
+    const bool one_gpu = plan.parts.size() == 1 && devices[plan.parts.front().device] &&
+                         devices[plan.parts.front().device]->info().kind == DeviceKind::Gpu;
+    if (plan.variant.variant != Variant::Blocked && !one_gpu) {
       HETSTENCIL_THROW(InvalidArgument, "the " + to_string(plan.variant.variant) +
                                             " variant runs on one GPU alone; this plan has " +
                                             std::to_string(plan.parts.size()) + " device(s), the first " +
                                             name_of(plan.parts.front().device));
+    }
+  }
+  // A neighbour's ghost units come from one device: the stencil's radius of
+  // them per sweep between exchanges.
+  const std::int64_t ghosts = static_cast<std::int64_t>(halo_depth(plan.variant)) * problem.stencil.radius();
+  for (const auto& part : plan.parts) {
+    if (plan.parts.size() > 1 && part.rows < ghosts) {
+      const std::string unit = problem.dimension() == 3 ? "planes" : "rows";
+      HETSTENCIL_THROW(InvalidArgument,
+                       "the stencil '" + problem.stencil.name + "' of radius " + std::to_string(problem.stencil.radius()) +
+                           (plan.variant.variant == Variant::Blocked
+                                ? " blocked with depth " + std::to_string(plan.variant.param)
+                                : std::string()) +
+                           " needs at least " + std::to_string(ghosts) + " " + unit + " a device; " +
+                           name_of(part.device) + " has " + std::to_string(part.rows));
     }
   }
   // Before anything is allocated: the host's grids (the iterate, and h*h*f
@@ -292,7 +318,7 @@ void check_solve(const Problem& problem, const Plan& plan, const std::vector<Dev
   for (const auto& part : plan.parts) {
     if (devices[part.device]) slabs.push_back({devices[part.device], RowRange{part.first_row, part.rows}});
   }
-  check_memory_for(job, (job.grid_source ? 2 : 1) * grid_bytes(problem.nx, problem.ny, problem.precision), slabs);
+  check_memory_for(job, (job.grid_source ? 2 : 1) * grid_bytes(problem.shape(), problem.precision), slabs);
 }
 
 }  // namespace

@@ -15,12 +15,21 @@
 
 namespace hetstencil {
 
-/// Throws InvalidArgument unless the devices have a kernel for the problem's
-/// stencil: they run poisson5 alone; the sequential reference solves any other.
-void require_device_stencil(const Problem& problem);
+/// Whether `device` has a kernel for `stencil`: every device for poisson5, the
+/// CPU devices for any stencil.
+bool runs_stencil(const DeviceInfo& device, const Stencil& stencil);
 
-/// Throws InvalidArgument unless the plan's parts are in row order, cover rows
-/// 1..ny exactly once, and name distinct devices among `device_count`.
+/// Throws InvalidArgument naming the stencil unless it is poisson5: the model
+/// has curves for poisson5 alone.
+void require_modelled_stencil(const Problem& problem);
+
+/// Throws InvalidArgument naming the device and the stencil where the plan
+/// gives units to a device without a kernel for the problem's stencil.
+void require_device_stencil(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices);
+
+/// Throws InvalidArgument unless the plan's parts are in order, cover the
+/// units of the split axis (rows 1..ny, planes 1..nz in 3-D) exactly once,
+/// and name distinct devices among `device_count`.
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count);
 
 /// Who watches a solve's progress, and how often (no one when `callback` is empty).

@@ -221,7 +221,7 @@ const std::string& ProfileModel::path() const { return impl_->path; }
 const std::vector<DeviceInfo>& ProfileModel::devices() const { return impl_->devices; }
 
 Plan ProfileModel::plan(const Problem& problem, const VariantChoice& variant) const {
-  require_device_stencil(problem);
+  require_modelled_stencil(problem);
   const Impl& m = *impl_;
   std::vector<DeviceInfo> devices;
   for (const auto& d : m.devices) {
@@ -244,7 +244,7 @@ Plan ProfileModel::plan(const Problem& problem, const VariantChoice& variant) co
 
 Prediction ProfileModel::predict(const Problem& problem, const std::vector<std::int64_t>& rows,
                                  const VariantChoice& variant) const {
-  require_device_stencil(problem);
+  require_modelled_stencil(problem);
   const Impl& m = *impl_;
   if (rows.size() != m.devices.size()) {
     HETSTENCIL_THROW(InvalidArgument, fmt::format("{} row counts for {} devices", rows.size(), m.devices.size()));

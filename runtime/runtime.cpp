@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "core/even_split.hpp"
 #include "core/log.hpp"
 #include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
@@ -86,6 +87,35 @@ class Reporting {
   const void* outer_;
 };
 
+// A stencil without a model and without a GPU kernel: every device that has a
+// kernel for it an equal share of the split axis's units, the others left out.
+Plan stencil_even_plan(const std::vector<DeviceInfo>& devices, const Problem& problem) {
+  problem.validate();
+  std::vector<std::size_t> able;
+  Plan plan;
+  for (std::size_t k = 0; k < devices.size(); ++k) {
+    if (runs_stencil(devices[k], problem.stencil)) {
+      able.push_back(k);
+    } else {
+      plan.left_out.push_back({devices[k].name, "no kernel for the stencil '" + problem.stencil.name + "' yet"});
+    }
+  }
+  const std::int64_t units = problem.dimension() == 3 ? problem.nz : problem.ny;
+  const auto n = static_cast<std::int64_t>(able.size());
+  if (n == 0) HETSTENCIL_THROW(InvalidArgument, "no device has a kernel for the stencil '" + problem.stencil.name + "'");
+  if (n > units) {
+    HETSTENCIL_THROW(InvalidArgument, "more devices (" + std::to_string(n) + ") than units of the split axis (" +
+                                          std::to_string(units) + "): use fewer devices or a larger grid");
+  }
+  for (std::int64_t k = 0; k < n; ++k) {
+    const Block b = even_block(units, n, k);
+    plan.parts.push_back(Assignment{able[static_cast<std::size_t>(k)], b.begin + 1, b.size()});
+  }
+  plan.origin = "even over the devices with a kernel for the stencil '" + problem.stencil.name +
+                "' (no model of it yet)";
+  return plan;
+}
+
 }  // namespace
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
@@ -124,11 +154,18 @@ const Topology& Runtime::topology() const { return impl_->topology; }
 int Runtime::rank() const { return impl_->processes ? impl_->processes->rank() : 0; }
 int Runtime::processes() const { return impl_->processes ? impl_->processes->size() : 1; }
 
-Plan Runtime::even_plan(const Problem& problem) const { return hetstencil::even_plan(impl_->infos, problem); }
+Plan Runtime::even_plan(const Problem& problem) const {
+  if (!is_poisson5(problem.stencil)) return stencil_even_plan(impl_->infos, problem);
+  return hetstencil::even_plan(impl_->infos, problem);
+}
 
 Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
   problem.validate();
-  require_device_stencil(problem);
+  if (!is_poisson5(problem.stencil)) {
+    Plan plan = stencil_even_plan(impl_->infos, problem);
+    plan.variant = options.variant;
+    return plan;
+  }
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   ProfileKeeper& keeper = *impl_->profile;
   // This process's devices: over several processes, each measures its own.
@@ -166,6 +203,7 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
 }
 
 std::optional<Prediction> Runtime::predict(const Problem& problem, const Plan& plan) {
+  if (!is_poisson5(problem.stencil)) return std::nullopt;  // no curves of other stencils yet
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   const auto& profile = processes() > 1 ? impl_->spread_profile : impl_->profile->profile();
   return profile ? predict_plan(*profile, impl_->infos, plan, problem) : std::nullopt;

@@ -6,6 +6,7 @@
 
 #include "devices/cpu/cpu_links.hpp"
 #include "devices/cpu/jacobi_kernels.hpp"
+#include "devices/cpu/stencil_sweep.hpp"
 #include "devices/transport/transport.hpp"
 #include "hetstencil/error.hpp"
 #include "core/robust.hpp"
@@ -44,7 +45,21 @@ T* CpuDevice::row(int buffer, std::int64_t r) const {
   return static_cast<T*>(buffers_[buffer].data()) + (r + ghosts_[0] - 1) * pitch_;
 }
 
+std::int64_t CpuDevice::global_unit(std::int64_t r) const {
+  return rows_.first - 1 + r + job_->stencil.radius() - 1;
+}
+
+template <>
+const StencilTerms<float>& CpuDevice::terms<float>() const {
+  return terms_float_;
+}
+template <>
+const StencilTerms<double>& CpuDevice::terms<double>() const {
+  return terms_double_;
+}
+
 std::int64_t CpuDevice::pitch_of(const StencilJob& job) {
+  if (!job.poisson5) return job.unit_values();
   const std::int64_t values_per_line = 64 / static_cast<std::int64_t>(value_bytes(job.precision));
   return (job.cols() + values_per_line - 1) / values_per_line * values_per_line;
 }
@@ -55,7 +70,7 @@ std::size_t CpuDevice::buffer_bytes(const StencilJob& job, RowRange rows) {
 }
 
 std::size_t CpuDevice::staged_bytes(const StencilJob& job) {
-  return job.halo_depth() > 1 ? 2 * static_cast<std::size_t>(job.halo_depth()) * job.row_bytes() : 0;
+  return job.halo_depth() > 1 ? 2 * static_cast<std::size_t>(job.ghost_units()) * job.unit_bytes() : 0;
 }
 
 std::uint64_t CpuDevice::slab_bytes(const StencilJob& job, RowRange rows) const {
@@ -70,6 +85,10 @@ void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   for (Side side : {Side::Top, Side::Bottom}) ghosts_[static_cast<int>(side)] = job.ghost_rows(side, rows);
   pitch_ = pitch_of(job);
   value_bytes_ = value_bytes(job.precision);
+  if (!job.poisson5) {
+    terms_float_ = stencil_terms<float>(job.stencil, job.shape());
+    terms_double_ = stencil_terms<double>(job.stencil, job.shape());
+  }
   for (auto& b : buffers_) b = NumaBuffer(buffer_bytes(job, rows), info_.numa_node, info_.name);
   const std::size_t staged = staged_bytes(job);
   for (int slot = 0; slot < 2; ++slot) {
@@ -97,12 +116,13 @@ void CpuDevice::attach_rows(int worker) {
   if (worker == 0) b.begin = 1 - ghosts_[0];
   if (worker == team_.size() - 1) b.end = rows_.count + ghosts_[1] + 1;
   const T* initial = static_cast<const T*>(job_->initial);
+  const std::int64_t unit = job_->unit_values();
   for (std::int64_t r = b.begin; r < b.end; ++r) {
-    const T* src = initial + (rows_.first - 1 + r) * job_->cols();
+    const T* src = initial + global_unit(r) * unit;
     for (int buffer = 0; buffer < 2; ++buffer) {
       T* dst = row<T>(buffer, r);
-      std::memcpy(dst, src, static_cast<std::size_t>(job_->cols()) * sizeof(T));
-      std::fill(dst + job_->cols(), dst + pitch_, T(0));
+      std::memcpy(dst, src, static_cast<std::size_t>(unit) * sizeof(T));
+      std::fill(dst + unit, dst + pitch_, T(0));
     }
   }
 }
@@ -119,6 +139,10 @@ bool CpuDevice::streaming_stores(std::int64_t rows) const {
 
 template <class T>
 void CpuDevice::sweep_rows(int worker, int from, std::int64_t begin, std::int64_t end) {
+  if (!job_->poisson5) {
+    sweep_units_of<T>(worker, from, begin, end);
+    return;
+  }
   const Block b = worker_rows(worker, begin, end);
   const bool streaming = streaming_stores(end - begin);
   const T* h2f = static_cast<const T*>(job_->h2f);
@@ -131,9 +155,58 @@ void CpuDevice::sweep_rows(int worker, int from, std::int64_t begin, std::int64_
   if (streaming) stream_fence();  // the rows must be visible before the barrier
 }
 
+// The worker's units as a grid of their own (GridShape with its units on the
+// split axis), from the radius-deep units before them: stencil_sweep's slab.
+template <class T>
+void CpuDevice::sweep_units_of(int worker, int from, std::int64_t begin, std::int64_t end) {
+  const Block b = worker_rows(worker, begin, end);
+  if (b.size() <= 0) return;
+  const std::int64_t base = b.begin - job_->stencil.radius();
+  GridShape view = job_->shape();
+  (view.dimension() == 3 ? view.nz : view.ny) = b.size();
+  const std::int64_t base_index = global_unit(base) * job_->unit_values();
+  const T* h2f = static_cast<const T*>(job_->h2f);
+  SlabSource<T> source;
+  source.sf = h2f ? h2f + base_index : nullptr;
+  source.spike_index = job_->spike_index >= 0 ? job_->spike_index - base_index : -1;
+  sweep_units(terms<T>(), view, row<T>(from, base), row<T>(1 - from, base), source, 0, b.size());
+}
+
+template <class T>
+void CpuDevice::residual_units(int worker, int current, std::int64_t count) {
+  const Block b = worker_rows(worker, 1, count + 1);
+  const StencilTerms<T>& update = terms<T>();
+  const GridShape shape = job_->shape();
+  const std::int64_t d = shape.depth;
+  const bool three_d = shape.dimension() == 3;
+  const T* h2f = static_cast<const T*>(job_->h2f);
+  double max_abs = 0.0;
+  for (std::int64_t r = b.begin; r < b.end; ++r) {
+    const T* u = row<T>(current, r);
+    const std::int64_t index = global_unit(r) * job_->unit_values();
+    double sum = 0.0;  // of the unit's rows, in row order
+    for (std::int64_t i = three_d ? d : 0; i < (three_d ? d + shape.ny : 1); ++i) {
+      const std::int64_t at = i * shape.cols();
+      const RowResidual rr = residual_segments(d, shape.nx, [&](std::int64_t j) {
+        const std::int64_t cell = index + at + j;
+        const T sf = h2f ? h2f[cell] : (cell == job_->spike_index ? T(1) : T(0));
+        return double(update.residual(u + at + j, sf));
+      });
+      sum += rr.sum_sq;
+      max_abs = std::max(max_abs, rr.max_abs);
+    }
+    row_sums_[static_cast<std::size_t>(r - 1)] = sum;
+  }
+  worker_max_[static_cast<std::size_t>(worker)] = max_abs;
+}
+
 // A worker's rows' residual sums into row_sums_, its largest |rho| into worker_max_.
 template <class T>
 void CpuDevice::residual_rows(int worker, int current, std::int64_t count) {
+  if (!job_->poisson5) {
+    residual_units<T>(worker, current, count);
+    return;
+  }
   const Block b = worker_rows(worker, 1, count + 1);
   const T* h2f = static_cast<const T*>(job_->h2f);
   double max_abs = 0.0;
@@ -151,6 +224,10 @@ void CpuDevice::residual_rows(int worker, int current, std::int64_t count) {
 template <class T>
 void CpuDevice::copy_rows(int worker, int from) {
   const Block b = worker_rows(worker, 1, rows_.count + 1);
+  if (!job_->poisson5) {
+    for (std::int64_t r = b.begin; r < b.end; ++r) std::copy(row<T>(from, r), row<T>(from, r) + pitch_, row<T>(1 - from, r));
+    return;
+  }
   const bool streaming = streaming_stores();
   const auto copy = streaming ? copy_row_streaming<T> : copy_row<T>;
   for (std::int64_t r = b.begin; r < b.end; ++r) copy(row<T>(from, r), row<T>(1 - from, r), job_->nx);
@@ -165,8 +242,9 @@ template <class T>
 void CpuDevice::run_iterations(int worker, Endpoint& port) {
   const bool leader = worker == 0;
   const Clock::time_point start = Clock::now();
-  const std::int64_t swept_begin = 2 - ghosts_[0];
-  const std::int64_t swept_end = rows_.count + ghosts_[1];
+  const std::int64_t radius = job_->stencil.radius();
+  const std::int64_t swept_begin = 1 - ghosts_[0] + radius;
+  const std::int64_t swept_end = rows_.count + 1 + ghosts_[1] - radius;
   for (std::int64_t t = 0;;) {
     const int current = static_cast<int>(t % 2);
     if (job_->stop.checks_at(t)) {
@@ -212,7 +290,7 @@ void CpuDevice::exchange(Endpoint& port, std::int64_t t) {
     staged_t_[next_slot_] = t;
     next_slot_ = 1 - next_slot_;
   }
-  port.exchange(t, depth);
+  port.exchange(t, job_->ghost_units());
 }
 
 void CpuDevice::run(Endpoint& port) {
@@ -233,7 +311,7 @@ RowBlock CpuDevice::halo_block(int buffer, std::int64_t r) const {
 
 RowBlock CpuDevice::Halo::edge(Side side, std::int64_t t) const {
   CpuDevice& d = device_;
-  const std::int64_t first = side == Side::Top ? 1 : d.rows_.count - d.job_->halo_depth() + 1;
+  const std::int64_t first = side == Side::Top ? 1 : d.rows_.count - d.job_->ghost_units() + 1;
   return d.halo_block(static_cast<int>(t % 2), first);
 }
 
@@ -241,20 +319,19 @@ RowBlock CpuDevice::Halo::edge(Side side, std::int64_t t) const {
 // taken it (we overwrite it only in the round after their next). Deeper: the slot.
 RowBlock CpuDevice::Halo::host_edge(Side side, std::int64_t t) const {
   CpuDevice& d = device_;
-  const std::int64_t depth = d.job_->halo_depth();
-  if (depth == 1) return edge(side, t);
+  if (d.job_->halo_depth() == 1) return edge(side, t);
   const int slot = d.staged_t_[0] == t ? 0 : 1;
   if (d.staged_t_[slot] != t) {
     HETSTENCIL_THROW(Error, d.info_.name + ": no edge rows of iterate " + std::to_string(t) + " are staged");
   }
   return {d.staged_[slot].data() +
-              static_cast<std::size_t>(static_cast<int>(side) * depth) * d.job_->row_bytes(),
-          d.job_->row_bytes()};
+              static_cast<std::size_t>(static_cast<int>(side) * d.job_->ghost_units()) * d.job_->unit_bytes(),
+          d.job_->unit_bytes()};
 }
 
 RowBlock CpuDevice::Halo::ghost(Side side, std::int64_t t) const {
   CpuDevice& d = device_;
-  const std::int64_t first = side == Side::Top ? 1 - d.job_->halo_depth() : d.rows_.count + 1;
+  const std::int64_t first = side == Side::Top ? 1 - d.job_->ghost_units() : d.rows_.count + 1;
   return d.halo_block(static_cast<int>(t % 2), first);
 }
 
@@ -264,8 +341,8 @@ void CpuDevice::detach_rows(int worker) {
   T* result = static_cast<T*>(job_->result);
   const int final_buffer = static_cast<int>(final_t_ % 2);
   for (std::int64_t r = b.begin; r < b.end; ++r) {
-    std::memcpy(result + (rows_.first - 1 + r) * job_->cols(), row<T>(final_buffer, r),
-                static_cast<std::size_t>(job_->cols()) * sizeof(T));
+    std::memcpy(result + global_unit(r) * job_->unit_values(), row<T>(final_buffer, r),
+                static_cast<std::size_t>(job_->unit_values()) * sizeof(T));
   }
 }
 

@@ -1,6 +1,8 @@
 // A CPU socket (or a group of cores) as a device: worker pthreads bound to its
 // cores, its slab on its NUMA node, each worker sweeping a contiguous block of
-// the slab's rows, a barrier inside the socket between iterations.
+// the slab's rows, a barrier inside the socket between iterations. poisson5
+// runs its tuned row kernels (jacobi_kernels.hpp); any other stencil sweeps
+// whole units (rows in 2-D, planes in 3-D) with stencil_sweep.hpp.
 #pragma once
 
 #include <atomic>
@@ -13,6 +15,7 @@
 #include "devices/device.hpp"
 #include "devices/transport/halo_rows.hpp"
 #include "core/even_split.hpp"
+#include "core/stencil_terms.hpp"
 
 namespace hetstencil {
 
@@ -53,15 +56,28 @@ class CpuDevice final : public Device {
   bool streaming_stores(std::int64_t rows = -1) const;
 
  private:
-  /// Values per slab row: nx + 2 rounded up to 64 bytes.
+  /// Values per slab unit: for poisson5 a row of nx + 2 rounded up to 64
+  /// bytes (its kernels' alignment), else the unit as dense as in the grid
+  /// (stencil_sweep's offsets are the grid's).
   static std::int64_t pitch_of(const StencilJob& job);
   /// Bytes of one buffer of a slab of `rows`, and of the staged edge rows.
   static std::size_t buffer_bytes(const StencilJob& job, RowRange rows);
   static std::size_t staged_bytes(const StencilJob& job);
-  /// Row r of a buffer, numbered as owned rows: 1..count are owned, 0 and
-  /// below the ghost rows above, count + 1 and on those below.
+  /// Row (unit) r of a buffer, numbered as owned rows: 1..count are owned, 0
+  /// and below the ghost rows above, count + 1 and on those below.
   template <class T>
   T* row(int buffer, std::int64_t r) const;
+  /// The grid's index of the slab's unit r (numbered as row() numbers them).
+  std::int64_t global_unit(std::int64_t r) const;
+  /// The update of any stencil (not poisson5), in precision T.
+  template <class T>
+  const StencilTerms<T>& terms() const;
+  /// Sweeps units [begin, end) of buffer `from` with stencil_sweep (any stencil but poisson5).
+  template <class T>
+  void sweep_units_of(int worker, int from, std::int64_t begin, std::int64_t end);
+  /// A worker's units' residual sums (any stencil but poisson5), in the reference's order.
+  template <class T>
+  void residual_units(int worker, int current, std::int64_t count);
   template <class T>
   void attach_rows(int worker);
   /// Sweeps rows [begin, end) of buffer `from` into the other buffer.
@@ -106,7 +122,9 @@ class CpuDevice final : public Device {
   const StencilJob* job_ = nullptr;
   RowRange rows_;
   std::int64_t ghosts_[2] = {1, 1};  // ghost rows above and below
-  std::int64_t pitch_ = 0;  // values per slab row: nx + 2 rounded up to 64 bytes
+  std::int64_t pitch_ = 0;  // values per slab unit (pitch_of)
+  StencilTerms<float> terms_float_;
+  StencilTerms<double> terms_double_;
   std::size_t value_bytes_ = 0;
   NumaBuffer buffers_[2];   // iterate t lives in buffers_[t % 2]
   // With deep halos a round overwrites both buffers, so the edges a round ends

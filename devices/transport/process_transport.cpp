@@ -66,7 +66,7 @@ class ProcessTransport::End final : public Endpoint {
     HaloRows& mine = halo();
     const RowBlock edge = mine.edge(side, t);
     const RowBlock host = mine.host_edge(side, t);
-    if (host.data != edge.data) mine.mover().to_host(host, edge, rows, owner_.job_.row_bytes());
+    if (host.data != edge.data) mine.mover().to_host(host, edge, rows, owner_.job_.unit_bytes());
     links_[index(side)].rows_to_send = rows;
   }
 
@@ -79,7 +79,7 @@ class ProcessTransport::End final : public Endpoint {
       Link& link = links_[index(side)];
       if (remote(side) < 0 || link.rows_to_send == 0) continue;
       if (link.sent) wait_for(*link.sent, inner_.abort_flag(), link.what_sent, owner_.links_.silence_limit_s);
-      const std::size_t row_bytes = owner_.job_.row_bytes();
+      const std::size_t row_bytes = owner_.job_.unit_bytes();
       const RowBlock from = halo().host_edge(side, t);
       link.out.resize(static_cast<std::size_t>(link.rows_to_send) * row_bytes);
       for (std::int64_t i = 0; i < link.rows_to_send; ++i) {
@@ -124,7 +124,7 @@ class ProcessTransport::End final : public Endpoint {
       const int from = end_.remote(side_);
       wait_for(*message_, end_.inner_.abort_flag(), "ghost rows from rank " + std::to_string(from),
                end_.owner_.links_.silence_limit_s);
-      const std::size_t row_bytes = end_.owner_.job_.row_bytes();
+      const std::size_t row_bytes = end_.owner_.job_.unit_bytes();
       HaloRows& mine = end_.halo();
       mine.mover().from_host(mine.ghost(side_, t_), RowBlock{data_, row_bytes}, rows_, row_bytes);
       end_.expect(side_, rows_);
@@ -146,7 +146,7 @@ class ProcessTransport::End final : public Endpoint {
     Link& link = links_[index(side)];
     link.slot = 1 - link.slot;
     std::vector<char>& buffer = link.in[link.slot];
-    buffer.resize(static_cast<std::size_t>(rows) * owner_.job_.row_bytes());
+    buffer.resize(static_cast<std::size_t>(rows) * owner_.job_.unit_bytes());
     link.rows_arriving = rows;
     link.arriving = owner_.links_.processes->receive(remote(side), side == Side::Top ? kDown : kUp, buffer.data(),
                                                      buffer.size());

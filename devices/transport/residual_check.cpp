@@ -9,7 +9,8 @@
 namespace hetstencil {
 
 ResidualCheck::ResidualCheck(std::vector<RowRange> slabs, const StencilJob& job, double h, Combine combine)
-    : slabs_(std::move(slabs)), job_(job), h_(h), combine_(std::move(combine)), row_sums_(static_cast<std::size_t>(job.ny), 0.0) {}
+    : slabs_(std::move(slabs)), job_(job), h_(h), combine_(std::move(combine)),
+      row_sums_(static_cast<std::size_t>(job.units()), 0.0) {}
 
 CheckOutcome ResidualCheck::join(std::size_t k, std::int64_t t, const double* row_sums, double max_abs,
                                  const std::atomic<bool>& abort) {
@@ -19,7 +20,10 @@ CheckOutcome ResidualCheck::join(std::size_t k, std::int64_t t, const double* ro
   const std::int64_t generation = completed_;
   if (++arrived_ == slabs_.size()) {
     if (combine_) combine_(row_sums_, max_abs_);
-    const Residual r = finish_residual(row_sums_.data(), job_.ny, max_abs_, h_);
+    double l2_divisor = 0.0;
+    double max_divisor = 0.0;
+    residual_divisors(job_.stencil.source_scale, job_.stencil.dimension, h_, l2_divisor, max_divisor);
+    const Residual r = finish_residual(row_sums_.data(), job_.units(), max_abs_, l2_divisor, max_divisor);
     if (t == 0) record_.initial_residual = r;
     last_outcome_ = {r, stops_after_check(job_.stop, t, r, record_.initial_residual)};
     record_.final_residual = r;

@@ -18,7 +18,7 @@ class SharedMemoryTransport::End final : public Endpoint {
     HaloRows& mine = *owner_.halos_[k_];
     const RowBlock edge = mine.edge(side, t);
     const RowBlock host = mine.host_edge(side, t);
-    if (host.data != edge.data) mine.mover().to_host(host, edge, rows, owner_.job_.row_bytes());
+    if (host.data != edge.data) mine.mover().to_host(host, edge, rows, owner_.job_.unit_bytes());
   }
 
   void post(std::int64_t t) override { owner_.posted_[k_]->advance_to(t); }
@@ -31,9 +31,9 @@ class SharedMemoryTransport::End final : public Endpoint {
     const Side facing = opposite(side);
     if (owner_.direct_[k_][static_cast<int>(side)]) {
       mine.mover().from_peer(mine.ghost(side, t), owner_.halos_[nb]->mover(), theirs.edge(facing, t), rows,
-                             owner_.job_.row_bytes());
+                             owner_.job_.unit_bytes());
     } else {
-      mine.mover().from_host(mine.ghost(side, t), theirs.host_edge(facing, t), rows, owner_.job_.row_bytes());
+      mine.mover().from_host(mine.ghost(side, t), theirs.host_edge(facing, t), rows, owner_.job_.unit_bytes());
     }
     return {};
   }

@@ -79,6 +79,10 @@ struct HETSTENCIL_API Stencil {
   static Stencil builtin(const std::string& name);
 };
 
+/// Whether `stencil` is poisson5 by value (under any name): the stencil every
+/// backend has a kernel for and the model has curves of, for now.
+HETSTENCIL_API bool is_poisson5(const Stencil& stencil);
+
 /// The names of the built-in stencils: poisson5, box9 (2-D); poisson7, box27, star4 (3-D).
 HETSTENCIL_API std::vector<std::string> builtin_stencil_names();
 

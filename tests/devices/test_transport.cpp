@@ -106,14 +106,17 @@ class FakeRows final : public HaloRows {
 };
 
 struct Solve {
+  std::unique_ptr<StencilJob> job;  // the transport keeps a reference to it
   std::vector<std::unique_ptr<FakeRows>> rows;
   std::unique_ptr<SharedMemoryTransport> transport;
 };
 
 // Devices of `depth`-row halos, each kind by `staged` and `family`; slabs of
 // one row a device (the check needs them; the exchange does not).
-Solve solve_of(const StencilJob& job, const std::vector<bool>& staged, const std::vector<int>& family) {
+Solve solve_of(const StencilJob& given, const std::vector<bool>& staged, const std::vector<int>& family) {
   Solve s;
+  s.job = std::make_unique<StencilJob>(given);
+  const StencilJob& job = *s.job;
   std::vector<HaloRows*> halos;
   std::vector<RowRange> slabs;
   for (std::size_t k = 0; k < staged.size(); ++k) {

@@ -57,12 +57,22 @@ TEST(CliStencils, ABadFileIsRefusedNamingTheFileAndTheField) {
       << unknown.err;
 }
 
-TEST(CliStencils, DevicesRefuseAStencilOtherThanPoisson5) {
-  const std::string refusal =
-      "the stencil 'box9' has no device kernel yet: only the sequential reference solves it for now";
-  const auto solve = run("solve --stencil box9 --nx 16 --iters 2 --devices cpu0 --no-calibrate --no-learn");
-  EXPECT_EQ(solve.exit_code, 2);
-  EXPECT_TRUE(has(solve.err, refusal)) << solve.err;
+TEST(CliStencils, TheCpuDevicesSolveAnyStencilAsTheReferenceDoes) {
+  const fs::path folder = test::own_folder("hetstencil_cli_stencils");
+  const std::string grid = " --stencil poisson7 --nx 9 --ny 7 --nz 8 --iters 6 -o ";
+  const auto reference = run("solve --reference" + grid + (folder / "reference.npy").string());
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  const auto devices = run("solve --cpu-devices 2 --rows 3,5 --no-learn" + grid + (folder / "devices.npy").string());
+  ASSERT_EQ(devices.exit_code, 0) << devices.err;
+  EXPECT_EQ(test::read_all(folder / "devices.npy"), test::read_all(folder / "reference.npy"));
+  const auto even = run("solve --cpu-devices 2 --no-calibrate --no-learn --stencil box9 --nx 16 --iters 2");
+  ASSERT_EQ(even.exit_code, 0) << even.err;
+  EXPECT_TRUE(has(even.out, "even over the devices with a kernel for the stencil 'box9' (no model of it yet)"))
+      << even.out;
+}
+
+TEST(CliStencils, TheModelRefusesAStencilOtherThanPoisson5) {
+  const std::string refusal = "the model has no curves for the stencil 'box9' yet (it models poisson5)";
   const auto predict = run("predict --stencil box9 --nx 64 --iters 10 --profile " + kProfile);
   EXPECT_EQ(predict.exit_code, 2);
   EXPECT_TRUE(has(predict.err, refusal)) << predict.err;

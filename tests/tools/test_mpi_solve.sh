@@ -65,6 +65,14 @@ case $case in
     cmp "$dir/one.npy" "$dir/six.npy" || fail "six devices over three processes differ from one device"
     [[ $(grep -c '"name"' "$dir/six.json") == 6 ]] || fail "the report does not list six devices"
     ;;
+  stencil)
+    # A 3-D radius-4 stencil: planes and ghosts four deep cross the processes;
+    # the sequential reference's bits.
+    star=(--stencil star4 --nx 9 --ny 7 --nz 30 --iters 40)
+    "$cli" "${solve[@]}" --reference "${star[@]}" -o "$dir/reference.npy" > /dev/null
+    "${launch[@]}" "$cli" "${solve[@]}" --cpu-devices 2 "${star[@]}" -o "$dir/six.npy" > /dev/null
+    cmp "$dir/reference.npy" "$dir/six.npy" || fail "star4 over three processes differs from the reference"
+    ;;
   modelled)
     # The node's profile (one calibration, which every process reads), rank 0
     # plans over every process's devices and the report puts the prediction

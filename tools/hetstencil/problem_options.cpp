@@ -25,7 +25,7 @@ void add_problem_options(CLI::App* command, ProblemOptions& o) {
   command->add_option("--nz", o.nz, "interior planes, with a 3-D stencil (default: nx)")->transform(grid_size());
   command->add_option("--stencil", o.stencil,
                       "a built-in stencil (hetstencil stencils lists them) or a JSON description (docs/stencils.md); "
-                      "the devices solve poisson5, solve --reference any")
+                      "the CPU devices solve any, the GPUs poisson5")
       ->capture_default_str();
   command->add_option("--precision", o.precision, "float or double")->check(one_of({"float", "double"}))
       ->capture_default_str();

@@ -87,8 +87,9 @@ Plan forced_plan(const SolveOptions& o, const Problem& p, const std::vector<Devi
                                           std::to_string(given) + " values for " + std::to_string(devices.size()) +
                                           " devices (" + fmt::format("{}", fmt::join(names, ",")) + ")");
   }
-  if (!o.rows.empty()) check_row_counts("--rows", names, o.rows, p.ny);
-  return plan_of(names, o.rows.empty() ? rows_of_shares(o.split, p.ny) : o.rows, devices);
+  const std::int64_t units = p.dimension() == 3 ? p.nz : p.ny;  // the split axis: rows, or planes in 3-D
+  if (!o.rows.empty()) check_row_counts("--rows", names, o.rows, units);
+  return plan_of(names, o.rows.empty() ? rows_of_shares(o.split, units) : o.rows, devices);
 }
 
 // The result of a solve: the solution to its file, the report to stdout.
@@ -168,7 +169,8 @@ int run_solve(SolveOptions o) {
   // loses what this run taught, not the run.
   print_result(o, result);
   std::string not_saved = runtime.profile_not_saved();
-  if (o.learn) {
+  // The profile's curves are poisson5's: a run of another stencil teaches them nothing.
+  if (o.learn && is_poisson5(p.stencil)) {
     try {
       if (const int moved = runtime.learn(result.report, variant); moved > 0 && !o.json) {
         fmt::print("profile: {} device curve(s) updated from this run ({})\n", moved, runtime.profile_path());

@@ -1,0 +1,159 @@
+// Any stencil on the CPU devices gives the bits of the sequential reference,
+// over uneven splits of rows (2-D) or planes (3-D), with a fixed count of
+// iterations and with a tolerance stop; the refusals name the stencil.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "hetstencil/error.hpp"
+#include "hetstencil/npy.hpp"
+#include "hetstencil/reference.hpp"
+#include "hetstencil/runtime.hpp"
+#include "tests/test_support.hpp"
+
+namespace hetstencil {
+namespace {
+
+using testing_support::expect_same_bits;
+
+Problem problem_of(const Stencil& s, Precision precision, bool tolerance, int variety) {
+  Problem p;
+  p.stencil = s;
+  p.precision = precision;
+  p.nx = 23;
+  p.ny = 17;
+  p.nz = s.dimension == 3 ? 15 : 0;
+  if (variety % 2 == 0) {
+    p.boundary = Boundary::constant(0.5);  // and the spike
+  } else if (s.dimension == 3) {
+    p.source = Source::from_function_3d([](double x, double y, double z) { return std::exp(x) * std::cos(3 * y) - z; });
+  } else {
+    p.source = Source::from_function([](double x, double y) { return std::exp(x) * std::cos(3 * y); });
+    p.boundary = Boundary::from_function([](double x, double y) { return x * x - y; });
+  }
+  if (tolerance) {
+    p.stop.max_iterations = 300;
+    p.stop.tolerance = 0.3;
+    p.stop.check_every = 7;
+  } else {
+    p.stop.max_iterations = 23;
+  }
+  return p;
+}
+
+// Uneven: the first device takes the fewest units, the last the most.
+Plan uneven_plan(const Problem& p, int devices) {
+  const std::int64_t units = p.dimension() == 3 ? p.nz : p.ny;
+  const std::int64_t radius = p.stencil.radius();
+  std::vector<Assignment> parts;
+  std::int64_t first = 1;
+  for (int k = 0; k < devices; ++k) {
+    const std::int64_t count = k + 1 == devices ? units - first + 1 : radius + k;
+    parts.push_back({static_cast<std::size_t>(k), first, count});
+    first += count;
+  }
+  return Plan{parts};
+}
+
+Stencil random_stencil(int dimension, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> offset(-3, 3);
+  std::uniform_real_distribution<double> weight(-1.0, 1.0);
+  Stencil s;
+  s.name = "random" + std::to_string(seed);
+  s.dimension = dimension;
+  while (s.points.size() < 9) {
+    StencilPoint q{offset(rng), offset(rng), dimension == 3 ? offset(rng) : 0, weight(rng)};
+    bool fresh = !(q.dx == 0 && q.dy == 0 && q.dz == 0);
+    for (const StencilPoint& o : s.points) fresh = fresh && !(o.dx == q.dx && o.dy == q.dy && o.dz == q.dz);
+    if (fresh) s.points.push_back(q);
+  }
+  s.diagonal = 9.0 + weight(rng);  // dominant: the tolerance stop is met
+  s.source_scale = {0.5 + weight(rng), seed % 2 == 0};
+  return s;
+}
+
+std::vector<Stencil> stencils() {
+  std::vector<Stencil> out;
+  for (const std::string& name : builtin_stencil_names()) out.push_back(Stencil::builtin(name));
+  out.push_back(random_stencil(2, 4));
+  out.push_back(random_stencil(3, 5));
+  return out;
+}
+
+TEST(CpuStencils, EveryStencilOverUnevenSplitsGivesTheReferenceBits) {
+  for (int devices : {2, 3}) {
+    Runtime runtime(testing_support::cpu_devices(devices, 2));
+    ASSERT_EQ(runtime.devices().size(), static_cast<std::size_t>(devices));
+    int variety = 0;
+    for (const Stencil& s : stencils()) {
+      for (Precision precision : {Precision::Float, Precision::Double}) {
+        for (bool tolerance : {false, true}) {
+          const Problem p = problem_of(s, precision, tolerance, variety++);
+          SCOPED_TRACE(s.name + " on " + std::to_string(devices) + " devices, " + to_string(precision) +
+                       (tolerance ? ", tolerance" : ", fixed"));
+          const Result reference = solve_reference(p);
+          const Result solved = runtime.solve(p, uneven_plan(p, devices));
+          expect_same_bits(solved, reference);
+          EXPECT_EQ(solved.report.iterations, reference.report.iterations);
+          EXPECT_EQ(solved.report.residual.l2, reference.report.residual.l2);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuStencils, BlockedSweepsGiveTheReferenceBits) {
+  Runtime runtime(testing_support::cpu_devices(3, 1));
+  for (const char* name : {"box9", "star4"}) {
+    Problem p = problem_of(Stencil::builtin(name), Precision::Double, false, 1);
+    p.nz = p.dimension() == 3 ? 30 : 0;
+    p.ny = 30;
+    Plan plan = runtime.even_plan(p);
+    plan.variant = VariantChoice{Variant::Blocked, 2};
+    SCOPED_TRACE(name);
+    expect_same_bits(runtime.solve(p, plan), solve_reference(p));
+  }
+}
+
+TEST(CpuStencils, PlanSplitsTheCpuDevicesEvenlyAndSaysWhy) {
+  Runtime runtime(testing_support::cpu_devices(2, 1));
+  Problem p = problem_of(Stencil::builtin("poisson7"), Precision::Float, false, 0);
+  const Plan plan = runtime.plan(p);
+  ASSERT_EQ(plan.parts.size(), 2u);
+  EXPECT_EQ(plan.parts[0].rows + plan.parts[1].rows, p.nz);
+  EXPECT_EQ(plan.origin, "even over the devices with a kernel for the stencil 'poisson7' (no model of it yet)");
+  EXPECT_FALSE(runtime.predict(p, plan).has_value());
+  expect_same_bits(runtime.solve(p, plan), solve_reference(p));
+}
+
+TEST(CpuStencils, ThreeDimensionalSolutionsGoToNpy) {
+  Runtime runtime(testing_support::cpu_devices(2, 1));
+  const Problem p = problem_of(Stencil::builtin("box27"), Precision::Double, false, 1);
+  const Result r = runtime.solve(p);
+  const std::string path = ::testing::TempDir() + "/box27.npy";
+  write_npy(path, r.grid<double>());
+  const Grid<double> back = read_npy<double>(path, p.stencil.radius());
+  EXPECT_EQ(back.nz(), p.nz);
+  EXPECT_EQ(back.planes(), p.nz + 2);
+  EXPECT_EQ(back.values(), r.grid<double>().values());
+}
+
+TEST(CpuStencils, TooFewUnitsForTheRadiusAreRefusedNamingTheStencil) {
+  Runtime runtime(testing_support::cpu_devices(2, 1));
+  const Problem p = problem_of(Stencil::builtin("star4"), Precision::Double, false, 0);
+  const Plan plan{{{0, 1, 3}, {1, 4, p.nz - 3}}};
+  try {
+    runtime.solve(p, plan);
+    FAIL() << "a 3-plane slab of a radius-4 stencil was accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("the stencil 'star4' of radius 4 needs at least 4 planes a device; "),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hetstencil
