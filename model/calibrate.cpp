@@ -115,9 +115,10 @@ class Budget {
   double marked_ = 0.0;
 };
 
-// What the loops and the set-up take on the H100 host (see -v): kept free
-// when the CPU curves are measured.
-constexpr double kAfterCurvesSeconds = 1.0;
+// What a device's loop and the set-up take on the H100 host (see -v): kept
+// free when the CPU curves are measured.
+constexpr double kLoopSeconds = 0.2;
+constexpr double kSetupSeconds = 1.0;
 constexpr double kCpuPointSeconds = 0.02;
 constexpr int kCpuPasses = 4;
 constexpr int kRestRepetitions = 2;  // a pass, at each point, for each device's rest curve
@@ -408,7 +409,8 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       }
     }
     budget.mark("GPU curves");
-    cpu_curves(topology, cpus, gpus, precision, o, most, budget.leaving(kAfterCurvesSeconds), profile, out.skipped);
+    const double after_curves = kSetupSeconds + kLoopSeconds * static_cast<double>(devices.size());
+    cpu_curves(topology, cpus, gpus, precision, o, most, budget.leaving(after_curves), profile, out.skipped);
     budget.mark("CPU curves");
   }
   for (Precision precision : o.precisions) {
@@ -418,7 +420,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       for (const VariantChoice& variant : gpu ? swept(o) : std::vector<VariantChoice>{{}}) {
         auto curve = profile.rate(device_key(spec.info), precision, o.nx, variant);
         if (!curve) continue;
-        if (!budget.allows(0.2)) {
+        if (!budget.allows(kLoopSeconds)) {
           out.skipped.push_back(spec.info.name + " " + to_string(precision) + " loop");
           continue;
         }
@@ -428,7 +430,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
     }
   }
   budget.mark("loops");
-  if (budget.allows(1.0)) {
+  if (budget.allows(kSetupSeconds)) {
     const Precision precision = o.precisions.front();
     for (const auto* group : {&gpus, &cpus}) {
       std::vector<DeviceSpec> specs;

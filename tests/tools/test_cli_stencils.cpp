@@ -62,7 +62,7 @@ TEST(CliStencils, TheCpuDevicesSolveAnyStencilAsTheReferenceDoes) {
   const std::string grid = " --stencil poisson7 --nx 9 --ny 7 --nz 8 --iters 6 -o ";
   const auto reference = run("solve --reference" + grid + (folder / "reference.npy").string());
   ASSERT_EQ(reference.exit_code, 0) << reference.err;
-  const auto devices = run("solve --cpu-devices 2 --rows 3,5 --no-learn" + grid + (folder / "devices.npy").string());
+  const auto devices = run("solve --devices cpu --cpu-devices 2 --rows 3,5 --no-learn" + grid + (folder / "devices.npy").string());
   ASSERT_EQ(devices.exit_code, 0) << devices.err;
   EXPECT_EQ(test::read_all(folder / "devices.npy"), test::read_all(folder / "reference.npy"));
   const auto even = run("solve --cpu-devices 2 --no-calibrate --no-learn --stencil box9 --nx 16 --iters 2");

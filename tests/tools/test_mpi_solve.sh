@@ -122,7 +122,7 @@ case $case in
       sleep 0.1
     done
     [[ $(ranks_of "$job" | wc -l) == 3 ]] || { kill "$job"; fail "three processes did not start"; }
-    sleep 1  # into the solve
+    sleep 2  # into the solve
     start=$SECONDS
     kill -KILL "$(ranks_of "$job" | tail -n 1)"
     if wait "$job"; then fail "the job succeeded with a process killed"; fi

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -94,15 +95,27 @@ extern "C" void ended_by_launcher(int signal) {
   _exit(128 + signal);
 }
 
-void say_when_ended(const hetstencil::MpiSession& mpi) {
+// Arms the message of a process the launcher ends (SIGTERM when another
+// process of the job failed), naming the rank and the job's size.
+void say_when_ended(const std::string& rank, const std::string& size) {
   std::snprintf(ended_message, sizeof ended_message,
-                "hetstencil: rank %d of %d: ended by the launcher (another process of the job failed or the job "
+                "hetstencil: rank %s of %s: ended by the launcher (another process of the job failed or the job "
                 "was stopped)\n",
-                mpi.rank(), mpi.size());
+                rank.c_str(), size.c_str());
   struct sigaction action {};
   action.sa_handler = ended_by_launcher;
   sigemptyset(&action.sa_mask);
   sigaction(SIGTERM, &action, nullptr);
+}
+
+// The launcher's word for this process's rank or the job's size, before MPI
+// starts (which takes a while on a busy host, and the launcher may end the
+// job meanwhile): "?" where no variable gives it.
+std::string launcher_variable(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    if (const char* value = std::getenv(name)) return value;
+  }
+  return "?";
 }
 
 int usage_error(const std::string& message, const std::string& help_of) {
@@ -176,8 +189,10 @@ int main(int argc, char** argv) {
   };
   try {
     if (hetstencil::launched_by_mpi()) {
+      say_when_ended(launcher_variable({"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}),
+                     launcher_variable({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}));
       mpi.emplace();
-      say_when_ended(*mpi);
+      say_when_ended(std::to_string(mpi->rank()), std::to_string(mpi->size()));
       if (mpi->size() > 1 && !app.get_subcommand("solve")->parsed()) {
         return fail("only 'hetstencil solve' runs over several processes; start other commands without a launcher",
                     kExitUsage);
