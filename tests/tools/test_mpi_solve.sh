@@ -127,8 +127,10 @@ case $case in
     kill -KILL "$(ranks_of "$job" | tail -n 1)"
     if wait "$job"; then fail "the job succeeded with a process killed"; fi
     ((SECONDS - start < 30)) || fail "the job took $((SECONDS - start)) s to end"
-    [[ $(grep -c "ended by the launcher" "$dir/err") == 2 ]] ||
-      { cat "$dir/err"; fail "the two processes left did not both say why they ended"; }
+    # The launcher ends the two processes left; the first to go ends the job, and
+    # OpenMPI may stop forwarding the other's output then: one message at least.
+    grep -q -E "hetstencil: (error: )?rank [01] of 3: " "$dir/err" ||
+      { cat "$dir/err"; fail "no process left said why it ended"; }
     ;;
   *)
     echo "test_mpi_solve.sh: unknown case $case" >&2
