@@ -1,5 +1,7 @@
 #include "runtime/processes.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,33 @@ namespace {
 // A device's name as gather_devices gives it.
 std::string spread_name(const Processes& processes, std::size_t rank, const std::string& name) {
   return processes.size() > 1 ? "r" + std::to_string(rank) + "." + name : name;
+}
+
+// Beside the solve's tags (the transport's 1 and 2): a measurement's messages
+// never meet a solve's.
+constexpr int kPingTag = 101;
+constexpr int kPongTag = 102;
+
+// The median one-way seconds of `rounds` round trips of `bytes`, this process
+// starting each (`first`) or answering (`!first`) the process `other`.
+double one_way_s(Processes& processes, int other, bool first, std::size_t bytes, int rounds) {
+  std::vector<char> buffer(bytes);
+  const std::atomic<bool> never{false};
+  const std::string what = "a link measurement's message from rank " + std::to_string(other);
+  std::vector<double> trips;
+  for (int k = 0; k < rounds + 1; ++k) {  // the first round warms the path
+    const auto start = std::chrono::steady_clock::now();
+    if (first) {
+      wait_for(*processes.send(other, kPingTag, buffer.data(), bytes), never, what);
+      wait_for(*processes.receive(other, kPongTag, buffer.data(), bytes), never, what);
+    } else {
+      wait_for(*processes.receive(other, kPingTag, buffer.data(), bytes), never, what);
+      wait_for(*processes.send(other, kPongTag, buffer.data(), bytes), never, what);
+    }
+    if (k > 0) trips.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  std::nth_element(trips.begin(), trips.begin() + static_cast<std::ptrdiff_t>(trips.size() / 2), trips.end());
+  return 0.5 * trips[trips.size() / 2];
 }
 
 }  // namespace
@@ -103,6 +132,50 @@ Profile gather_profiles(Processes& processes, const std::optional<Profile>& mine
     }
   }
   return all;
+}
+
+std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t ghost_bytes, int rounds) {
+  const int me = processes.rank();
+  const std::size_t ghost = std::max<std::size_t>(ghost_bytes, 2);
+  const std::vector<std::size_t> sizes{ghost / 2, ghost, 2 * ghost, 4 * ghost};
+  // The curve of the trips this process starts: to the next process (down)
+  // and to the previous one (up); each pair starts both ways, r first.
+  nlohmann::json mine = {{"down", nullptr}, {"up", nullptr}};
+  for (int r = 0; r + 1 < processes.size(); ++r) {
+    // One pair at a time: the others' messages would share the path.
+    processes.broadcast(std::string());
+    if (me != r && me != r + 1) continue;
+    const int other = me == r ? r + 1 : r;
+    std::vector<std::pair<double, double>> started;
+    for (std::size_t bytes : sizes) {
+      const double first = one_way_s(processes, other, me == r, bytes, rounds);
+      const double second = one_way_s(processes, other, me != r, bytes, rounds);
+      started.emplace_back(static_cast<double>(bytes), me == r ? first : second);
+    }
+    const TransferCurve fitted = TransferCurve::fit(started);
+    mine[me == r ? "down" : "up"] = {fitted.latency_s, fitted.bytes_per_s};
+  }
+  std::vector<ProcessLink> out;
+  const std::vector<std::string> all = processes.all_gather(mine.dump());
+  for (std::size_t r = 0; r + 1 < all.size(); ++r) {
+    const nlohmann::json down = nlohmann::json::parse(all[r]).at("down");
+    const nlohmann::json up = nlohmann::json::parse(all[r + 1]).at("up");
+    out.push_back(ProcessLink{TransferCurve{down.at(0).get<double>(), down.at(1).get<double>()},
+                              TransferCurve{up.at(0).get<double>(), up.at(1).get<double>()}});
+  }
+  return out;
+}
+
+void add_process_links(Profile& spread, const std::vector<ProcessLink>& links, const std::vector<DeviceInfo>& devices,
+                       const std::vector<int>& owner) {
+  for (std::size_t a = 0; a < devices.size(); ++a) {
+    for (std::size_t b = 0; b < devices.size(); ++b) {
+      if (owner[b] != owner[a] + 1) continue;
+      const ProcessLink& link = links[static_cast<std::size_t>(owner[a])];
+      spread.links[link_key(devices[a].name, devices[b].name)] = link.down;
+      spread.links[link_key(devices[b].name, devices[a].name)] = link.up;
+    }
+  }
 }
 
 Plan rank0_plan(Processes& processes, const Plan& plan) {

@@ -29,9 +29,30 @@ std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<D
 
 /// One profile of every process's devices: each process's `mine` (keyed by
 /// its devices' names; nothing where it has none) under the names
-/// gather_devices gives them. Messages between processes have no figures (the
-/// model takes them as free). Collective.
+/// gather_devices gives them. Messages between processes have no figures
+/// until add_process_links adds them. Collective.
 Profile gather_profiles(Processes& processes, const std::optional<Profile>& mine);
+
+/// The messages between neighbouring processes r and r + 1 (a solve's
+/// processes exchange only with those), measured under the launcher.
+struct ProcessLink {
+  TransferCurve down;  ///< rank r to r + 1
+  TransferCurve up;    ///< rank r + 1 to r
+};
+
+/// Ping-pong between each pair of neighbouring processes, one pair at a time
+/// (the others wait): host messages of 1/2, 1, 2 and 4 times `ghost_bytes`
+/// (a round's ghost rows), each way, `rounds` times; a size's one-way time is
+/// the median round trip's half. Element r is the link between ranks r and
+/// r + 1, on every process. Collective.
+std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t ghost_bytes, int rounds = 31);
+
+/// Adds to `spread` (a gather_profiles profile) the link between every device
+/// of a process and every device of the next (`devices`, `owner` as
+/// gather_devices gives them), from `links`: what a device at a process
+/// boundary pays for its ghost rows.
+void add_process_links(Profile& spread, const std::vector<ProcessLink>& links, const std::vector<DeviceInfo>& devices,
+                       const std::vector<int>& owner);
 
 /// Rank 0's plan (its parts and variant) on every process; the others keep
 /// their own origin and prediction. Collective.
