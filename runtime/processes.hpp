@@ -40,17 +40,20 @@ struct ProcessLink {
   TransferCurve up;    ///< rank r + 1 to r
 };
 
-/// Ping-pong between each pair of neighbouring processes, one pair at a time
-/// (the others wait): host messages of 1/2, 1, 2 and 4 times `ghost_bytes`
-/// (a round's ghost rows), each way, `rounds` times; a size's one-way time is
-/// the median round trip's half. Element r is the link between ranks r and
-/// r + 1, on every process. Collective.
-std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t ghost_bytes, int rounds = 31);
+/// Rounds between each pair of neighbouring processes, one pair at a time
+/// (the others wait), as a solve exchanges: each sends host messages of 1/2,
+/// 1, 2 and 4 times `ghost_bytes` (a round's ghost rows) while as many come
+/// from the other, `rounds` times a size, and the curve is fitted to each
+/// size's mean round (what a solve pays a round, delays included; process r
+/// times "down", r + 1 "up"). Element r is the link between ranks r and r + 1,
+/// on every process. Collective.
+std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t ghost_bytes, int rounds = 1000);
 
 /// Adds to `spread` (a gather_profiles profile) the link between every device
 /// of a process and every device of the next (`devices`, `owner` as
 /// gather_devices gives them), from `links`: what a device at a process
-/// boundary pays for its ghost rows.
+/// boundary pays for its ghost rows. Devices of processes that are no
+/// neighbours are priced as never meeting (an hour a trip).
 void add_process_links(Profile& spread, const std::vector<ProcessLink>& links, const std::vector<DeviceInfo>& devices,
                        const std::vector<int>& owner);
 
