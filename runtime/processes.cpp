@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.hpp"
+#include "core/log.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/processes.hpp"
 
@@ -159,6 +161,22 @@ std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t
                               TransferCurve{up.at(0).get<double>(), up.at(1).get<double>()}});
   }
   return out;
+}
+
+void keep_process_links(const std::string& profile_path, const std::vector<ProcessLink>& links,
+                        std::size_t ghost_bytes) {
+  const std::string path = process_links_path(profile_path);
+  try {
+    const std::string text = process_links_json(
+        links, ghost_bytes,
+        "one pair of neighbouring processes at a time, 1000 rounds a size (each process sends host messages of "
+        "1/2, 1, 2 and 4 times ghost_bytes while as many come from the other), fitted to each size's mean round");
+    AtomicFile file(path);
+    file.write(text.data(), text.size());
+    file.commit();
+  } catch (const std::exception& e) {
+    log::warn("the links between the processes were not kept in {}: {}", path, e.what());
+  }
 }
 
 void add_process_links(Profile& spread, const std::vector<ProcessLink>& links, const std::vector<DeviceInfo>& devices,

@@ -11,6 +11,7 @@
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/runtime.hpp"
+#include "model/process_links.hpp"
 #include "model/profile.hpp"
 
 namespace hetstencil {
@@ -33,13 +34,6 @@ std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<D
 /// until add_process_links adds them. Collective.
 Profile gather_profiles(Processes& processes, const std::optional<Profile>& mine);
 
-/// The messages between neighbouring processes r and r + 1 (a solve's
-/// processes exchange only with those), measured under the launcher.
-struct ProcessLink {
-  TransferCurve down;  ///< rank r to r + 1
-  TransferCurve up;    ///< rank r + 1 to r
-};
-
 /// Rounds between each pair of neighbouring processes, one pair at a time
 /// (the others wait), as a solve exchanges: each sends host messages of 1/2,
 /// 1, 2 and 4 times `ghost_bytes` (a round's ghost rows) while as many come
@@ -48,6 +42,13 @@ struct ProcessLink {
 /// times "down", r + 1 "up"). Element r is the link between ranks r and r + 1,
 /// on every process. Collective.
 std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t ghost_bytes, int rounds = 1000);
+
+/// Writes `links` (measured by measure_process_links around `ghost_bytes`)
+/// beside the profile at `profile_path` (process_links_path), for people and
+/// for a cluster profile's network figures; a file that cannot be written is
+/// a warning, never a failure of the solve. Rank 0's.
+void keep_process_links(const std::string& profile_path, const std::vector<ProcessLink>& links,
+                        std::size_t ghost_bytes);
 
 /// Adds to `spread` (a gather_profiles profile) the link between every device
 /// of a process and every device of the next (`devices`, `owner` as

@@ -56,6 +56,7 @@ struct Runtime::Impl {
     if (ghost_bytes != links_bytes) {
       links = measure_process_links(*processes, ghost_bytes);
       links_bytes = ghost_bytes;
+      if (processes->rank() == 0 && !profile->path().empty()) keep_process_links(profile->path(), links, ghost_bytes);
     }
     add_process_links(*spread_profile, links, infos, owner);
     const std::string over = std::to_string(processes->size()) + " processes";
