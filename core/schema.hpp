@@ -23,6 +23,8 @@ inline constexpr Schema kProfileSchema{"hetstencil-profile", 3};
 inline constexpr Schema kTopologySchema{"hetstencil-topology", 1};
 inline constexpr Schema kDevicesSchema{"hetstencil-devices", 1};
 inline constexpr Schema kStencilSchema{"hetstencil-stencil", 1};
+inline constexpr Schema kClusterSchema{"hetstencil-cluster", 1};
+inline constexpr Schema kProcessLinksSchema{"hetstencil-process-links", 1};
 
 /// Adds the schema's name and version and hetstencil's version to the JSON object `j`.
 template <typename Json>

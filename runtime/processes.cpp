@@ -1,9 +1,13 @@
 #include "runtime/processes.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
+#include "core/atomic_file.hpp"
+#include "core/log.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/processes.hpp"
 
@@ -14,6 +18,31 @@ namespace {
 // A device's name as gather_devices gives it.
 std::string spread_name(const Processes& processes, std::size_t rank, const std::string& name) {
   return processes.size() > 1 ? "r" + std::to_string(rank) + "." + name : name;
+}
+
+// Beside the solve's tags (the transport's 1 and 2): a measurement's messages
+// never meet a solve's.
+constexpr int kLinkTag = 101;
+
+// The mean seconds of `rounds` rounds of `bytes` sent to the process `other`
+// while as many come from it, as a solve's exchange goes (each process
+// sends, then waits for its neighbour's rows). The mean, not the median: a
+// solve pays every round, and on a shared host the rare round that the
+// scheduler delays costs more than all the others (docs/model.md: TCP
+// loopback beside two compilers, 2 KB, median 5.5 us, mean 22-48 us).
+double round_s(Processes& processes, int other, std::size_t bytes, int rounds) {
+  std::vector<char> out(bytes), in(bytes);
+  const std::atomic<bool> never{false};
+  const std::string what = "a link measurement's message from rank " + std::to_string(other);
+  double total = 0.0;
+  for (int k = 0; k < rounds + 1; ++k) {  // the first round warms the path
+    const auto start = std::chrono::steady_clock::now();
+    const std::unique_ptr<Message> arriving = processes.receive(other, kLinkTag, in.data(), bytes);
+    wait_for(*processes.send(other, kLinkTag, out.data(), bytes), never, what);
+    wait_for(*arriving, never, what);
+    if (k > 0) total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return total / rounds;
 }
 
 }  // namespace
@@ -103,6 +132,72 @@ Profile gather_profiles(Processes& processes, const std::optional<Profile>& mine
     }
   }
   return all;
+}
+
+std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t ghost_bytes, int rounds) {
+  const int me = processes.rank();
+  const std::size_t ghost = std::max<std::size_t>(ghost_bytes, 2);
+  const std::vector<std::size_t> sizes{ghost / 2, ghost, 2 * ghost, 4 * ghost};
+  // The curve of the rounds this process timed with the next process (down)
+  // and with the previous one (up).
+  nlohmann::json mine = {{"down", nullptr}, {"up", nullptr}};
+  for (int r = 0; r + 1 < processes.size(); ++r) {
+    // One pair at a time: the others' messages would share the path.
+    processes.broadcast(std::string());
+    if (me != r && me != r + 1) continue;
+    std::vector<std::pair<double, double>> timed;
+    for (std::size_t bytes : sizes) {
+      timed.emplace_back(static_cast<double>(bytes), round_s(processes, me == r ? r + 1 : r, bytes, rounds));
+    }
+    const TransferCurve fitted = TransferCurve::fit(timed);
+    mine[me == r ? "down" : "up"] = {fitted.latency_s, fitted.bytes_per_s};
+  }
+  std::vector<ProcessLink> out;
+  const std::vector<std::string> all = processes.all_gather(mine.dump());
+  for (std::size_t r = 0; r + 1 < all.size(); ++r) {
+    const nlohmann::json down = nlohmann::json::parse(all[r]).at("down");
+    const nlohmann::json up = nlohmann::json::parse(all[r + 1]).at("up");
+    out.push_back(ProcessLink{TransferCurve{down.at(0).get<double>(), down.at(1).get<double>()},
+                              TransferCurve{up.at(0).get<double>(), up.at(1).get<double>()}});
+  }
+  return out;
+}
+
+void keep_process_links(const std::string& profile_path, const std::vector<ProcessLink>& links,
+                        std::size_t ghost_bytes) {
+  const std::string path = process_links_path(profile_path);
+  try {
+    const std::string text = process_links_json(
+        links, ghost_bytes,
+        "one pair of neighbouring processes at a time, 1000 rounds a size (each process sends host messages of "
+        "1/2, 1, 2 and 4 times ghost_bytes while as many come from the other), fitted to each size's mean round");
+    AtomicFile file(path);
+    file.write(text.data(), text.size());
+    file.commit();
+  } catch (const std::exception& e) {
+    log::warn("the links between the processes were not kept in {}: {}", path, e.what());
+  }
+}
+
+void add_process_links(Profile& spread, const std::vector<ProcessLink>& links, const std::vector<DeviceInfo>& devices,
+                       const std::vector<int>& owner) {
+  // Processes that are no neighbours never exchange (the executor gives them
+  // consecutive rows in rank order): an hour a trip keeps the planner from an
+  // order that would have them meet.
+  const TransferCurve never{3600.0, 1.0};
+  for (std::size_t a = 0; a < devices.size(); ++a) {
+    for (std::size_t b = 0; b < devices.size(); ++b) {
+      if (owner[b] == owner[a]) continue;
+      const std::string key = link_key(devices[a].name, devices[b].name);
+      if (owner[b] == owner[a] + 1) {
+        spread.links[key] = links[static_cast<std::size_t>(owner[a])].down;
+      } else if (owner[b] + 1 == owner[a]) {
+        spread.links[key] = links[static_cast<std::size_t>(owner[b])].up;
+      } else {
+        spread.links[key] = never;
+      }
+    }
+  }
 }
 
 Plan rank0_plan(Processes& processes, const Plan& plan) {

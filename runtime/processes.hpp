@@ -11,6 +11,7 @@
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/plan.hpp"
 #include "hetstencil/runtime.hpp"
+#include "model/process_links.hpp"
 #include "model/profile.hpp"
 
 namespace hetstencil {
@@ -29,9 +30,33 @@ std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<D
 
 /// One profile of every process's devices: each process's `mine` (keyed by
 /// its devices' names; nothing where it has none) under the names
-/// gather_devices gives them. Messages between processes have no figures (the
-/// model takes them as free). Collective.
+/// gather_devices gives them. Messages between processes have no figures
+/// until add_process_links adds them. Collective.
 Profile gather_profiles(Processes& processes, const std::optional<Profile>& mine);
+
+/// Rounds between each pair of neighbouring processes, one pair at a time
+/// (the others wait), as a solve exchanges: each sends host messages of 1/2,
+/// 1, 2 and 4 times `ghost_bytes` (a round's ghost rows) while as many come
+/// from the other, `rounds` times a size, and the curve is fitted to each
+/// size's mean round (what a solve pays a round, delays included; process r
+/// times "down", r + 1 "up"). Element r is the link between ranks r and r + 1,
+/// on every process. Collective.
+std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t ghost_bytes, int rounds = 1000);
+
+/// Writes `links` (measured by measure_process_links around `ghost_bytes`)
+/// beside the profile at `profile_path` (process_links_path), for people and
+/// for a cluster profile's network figures; a file that cannot be written is
+/// a warning, never a failure of the solve. Rank 0's.
+void keep_process_links(const std::string& profile_path, const std::vector<ProcessLink>& links,
+                        std::size_t ghost_bytes);
+
+/// Adds to `spread` (a gather_profiles profile) the link between every device
+/// of a process and every device of the next (`devices`, `owner` as
+/// gather_devices gives them), from `links`: what a device at a process
+/// boundary pays for its ghost rows. Devices of processes that are no
+/// neighbours are priced as never meeting (an hour a trip).
+void add_process_links(Profile& spread, const std::vector<ProcessLink>& links, const std::vector<DeviceInfo>& devices,
+                       const std::vector<int>& owner);
 
 /// Rank 0's plan (its parts and variant) on every process; the others keep
 /// their own origin and prediction. Collective.

@@ -16,7 +16,7 @@ front_ends="tools examples"
 # The layer each public header (include/hetstencil/NAME.hpp) belongs to; a public
 # header not named here belongs to $public_default.
 public_layers="export:core error:core grid:core problem:core stencil:core plan:core npy:core reference:core
-  report:core version:core logging:core variant:core progress:core statistics:core device_info:core topology:devices runtime:runtime hetstencil:runtime"
+  report:core version:core logging:core variant:core progress:core statistics:core device_info:core topology:devices runtime:runtime projection:runtime hetstencil:runtime"
 public_default=runtime
 # Third-party headers no public header includes (how their include path starts).
 third_party="spdlog nlohmann hwloc numa cuda cub/ thrust/ CLI/ mpi nccl"

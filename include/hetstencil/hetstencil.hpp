@@ -41,6 +41,7 @@
 #include "hetstencil/processes.hpp"
 #include "hetstencil/profile.hpp"
 #include "hetstencil/progress.hpp"
+#include "hetstencil/projection.hpp"
 #include "hetstencil/reference.hpp"
 #include "hetstencil/report.hpp"
 #include "hetstencil/runtime.hpp"

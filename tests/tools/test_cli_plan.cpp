@@ -175,5 +175,27 @@ TEST(CliPlan, ASavedPlanKeepsItsVariantAndStopRule) {
   expect_refused("solve --plan " + (test_folder() / "text.json").string() + machine, {"is not JSON"});
 }
 
+// project: a table a node count, with the network it assumed; a bad cluster
+// file is refused naming its field, nothing printed.
+TEST(CliProject, PrintsTheTableAndItsAssumptions) {
+  const std::string cluster = std::string(HETSTENCIL_FIXTURES) + "/clusters/eight_h200_nodes.json";
+  const CliRun r = test::run_command(HETSTENCIL_CLI, {"project", "--cluster", cluster, "--nx", "65536", "--nodes", "1,2,64"},
+                                     fs::current_path());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("65536 x 65536 float"), std::string::npos) << r.out;
+  for (const char* row : {"\n    1 |", "\n    2 |", "\n   64 |"}) EXPECT_NE(r.out.find(row), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    1 |       1.0693     1.00     100.0%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2.00 us + bytes at 25.00 GB/s a message (assumed:"), std::string::npos) << r.out;
+
+  nlohmann::json bad = nlohmann::json::parse(test::read_all(cluster));
+  bad["network"].erase("latency_s");
+  std::ofstream(test_folder() / "cluster.json") << bad.dump();
+  const CliRun refused = test::run_command(
+      HETSTENCIL_CLI, {"project", "--cluster", (test_folder() / "cluster.json").string()}, fs::current_path());
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("network.latency_s is missing"), std::string::npos) << refused.err;
+  EXPECT_EQ(refused.out, "");
+}
+
 }  // namespace
 }  // namespace hetstencil

@@ -20,5 +20,6 @@ Command add_probe_command(CLI::App& app);
 /// calibrate, profile show and predict share one set of options.
 Command add_model_commands(CLI::App& app);
 Command add_stencils_command(CLI::App& app);
+Command add_project_command(CLI::App& app);
 
 }  // namespace hetstencil::cli
