@@ -80,7 +80,7 @@ int run_predict(const ModelOptions& o) {
   std::vector<std::string> names;
   for (const auto& d : devices) names.push_back(d.name);
   const Problem problem = problem_of(o);
-  const std::int64_t ny = problem.ny;
+  const std::int64_t ny = problem.dimension() == 3 ? problem.nz : problem.ny;  // units of the split axis
   if (!o.rows.empty() && o.rows.size() != devices.size()) {
     HETSTENCIL_THROW(InvalidArgument, fmt::format("--rows gives {} counts for {} devices ({})", o.rows.size(),
                                                   devices.size(), fmt::join(names, ",")));
@@ -90,7 +90,8 @@ int run_predict(const ModelOptions& o) {
   std::int64_t total = 0;  // each count is at most ny: no overflow
   for (std::int64_t r : rows) total += r;
   if (total != ny) {
-    HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not ny = " + std::to_string(ny));
+    HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not the " + std::to_string(ny) +
+                                          (problem.dimension() == 3 ? " planes (nz)" : " rows (ny)"));
   }
   const Prediction pr = model.predict(problem, rows, o.problem.variant_choice());
   fmt::print("{:<8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>10}\n", "device", "rows", "compute_ms", "exchange_ms",
@@ -111,7 +112,7 @@ int run_plan(const ModelOptions& o) {
   // plan takes the profile's devices, whatever cut of the cores they were measured in.
   const ProfileModel model(o.machine, o.profile, ProfileModel::Use::Plan);
   const Problem problem = problem_of(o);
-  const std::int64_t ny = problem.ny;
+  const std::int64_t ny = problem.dimension() == 3 ? problem.nz : problem.ny;  // units of the split axis
   const Plan plan = model.plan(problem, o.problem.variant_choice());
   if (o.json) {
     fmt::print("{}\n", to_json(plan, problem));
