@@ -312,11 +312,15 @@ std::optional<CurveOf> curve_of(const std::string& key) {
   return out;
 }
 
-// How far a measured stencil is from the one estimated: another dimension
-// first, then the difference in points, then in the cells of a unit.
-std::tuple<int, std::size_t, double> distance(const CurveOf& measured, const Stencil& stencil, std::int64_t cells) {
+// How far a measured stencil is from the one estimated: another kernel first
+// (poisson5's tuned kernels sweep a cell 3-7 times faster per point than the
+// kernel every other stencil runs: docs/model.md), then another dimension,
+// then the difference in points, then in the cells of a unit.
+std::tuple<int, int, std::size_t, double> distance(const CurveOf& measured, const Stencil& stencil,
+                                                   std::int64_t cells) {
   const std::size_t points = stencil.points.size(), theirs = measured.stencil.points.size();
-  return {measured.stencil.dimension == stencil.dimension ? 0 : 1, points > theirs ? points - theirs : theirs - points,
+  return {is_poisson5(measured.stencil) == is_poisson5(stencil) ? 0 : 1,
+          measured.stencil.dimension == stencil.dimension ? 0 : 1, points > theirs ? points - theirs : theirs - points,
           std::fabs(std::log(static_cast<double>(measured.cells) / static_cast<double>(cells)))};
 }
 

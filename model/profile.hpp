@@ -109,9 +109,10 @@ std::string stencil_rate_key(const Problem& problem);
 /// it plans: the same for poisson5; for another stencil, every device's curves
 /// of that stencil (rates, checks, rest, loops) under the rate_key of a 2-D
 /// problem whose rows are the split axis's units, unit_cells() wide. A device
-/// without curves of the stencil at its width is estimated from the stencil of
-/// the same dimension measured at the same precision with the nearest count of
-/// points (else of the other dimension): its time per cell scaled by
+/// without curves of the stencil at its width is estimated from the stencil
+/// measured at the same precision that runs the same kernel (poisson5's own,
+/// or the one of every other stencil), has the same dimension and the nearest
+/// count of points, in that order: its time per cell scaled by
 /// cell_cost() (said so in `estimated`). GPUs have no kernel for other
 /// stencils: only their links and set-up stay.
 struct StencilModel {

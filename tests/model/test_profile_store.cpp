@@ -388,6 +388,8 @@ TEST(StencilModel, AStencilNeverMeasuredIsEstimatedFromTheNearestAndSaysSo) {
   const auto rate = m.profile.rate("cpu0", Precision::Double, 256);
   ASSERT_TRUE(rate);
   EXPECT_DOUBLE_EQ(rate->seconds(256), 512e-6 * cell_cost(p.stencil) / cell_cost(Stencil::builtin("box9")));
+  p.stencil = Stencil::builtin("poisson7");  // 6 points: poisson5's 4 are nearer, but box9 runs its kernel
+  EXPECT_NE(model_for_stencil(cpu_profile(), p).estimated.find("from box9"), std::string::npos);
   p.precision = Precision::Float;
   EXPECT_FALSE(model_for_stencil(cpu_profile(), p).profile.rate("cpu0", Precision::Float, 256))
       << "nothing measured in float";
