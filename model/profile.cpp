@@ -339,6 +339,19 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
   const std::string own = stencil_rate_key(problem);
   const std::string as = rate_key(problem.precision, units.nx);
   const std::string precision = to_string(problem.precision);
+  // A device's loop besides its sweep (barriers, the exchange's hand-over) is
+  // the same whatever the stencil: poisson5's at the nearest width, where the
+  // stencil has no loop figure of its own.
+  const auto poisson5_step = [&](const DeviceProfile& stored) -> std::optional<double> {
+    std::optional<std::pair<double, double>> best;  // distance, seconds
+    for (const auto& [key, seconds] : stored.step) {
+      const auto of = curve_of(key);
+      if (!of || of->precision != precision || !is_poisson5(of->stencil)) continue;
+      const double far = std::fabs(std::log(static_cast<double>(of->cells) / static_cast<double>(units.nx)));
+      if (!best || far < best->first) best = std::make_pair(far, seconds);
+    }
+    return best ? std::optional<double>(best->second) : std::nullopt;
+  };
   std::vector<std::string> estimates;
   for (auto& [name, d] : out.profile.devices) {
     const DeviceProfile& stored = named.devices.at(name);
@@ -355,7 +368,11 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
         d.rest[as] = r->second;
         d.rest_rows[as] = stored.rest_rows.at(own);
       }
-      if (const auto s = stored.step.find(own); s != stored.step.end()) d.step[as] = s->second;
+      if (const auto s = stored.step.find(own); s != stored.step.end()) {
+        d.step[as] = s->second;
+      } else if (const auto step = poisson5_step(stored)) {
+        d.step[as] = *step;
+      }
       continue;
     }
     // The nearest measured stencil's time per cell, scaled by cell cost.
@@ -373,7 +390,7 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
                           cell_cost(problem.stencil) / cell_cost(from.stencil);
     d.rates[as] = stored.rates.at(best->first).scaled(factor);
     if (const auto c = stored.checks.find(best->first); c != stored.checks.end()) d.checks[as] = c->second.scaled(factor);
-    if (const auto s = stored.step.find(best->first); s != stored.step.end()) d.step[as] = s->second;
+    if (const auto step = poisson5_step(stored)) d.step[as] = *step;
     estimates.push_back(fmt::format("{}'s from {} {}", name, from.stencil.name, best->first));
   }
   if (!estimates.empty()) {

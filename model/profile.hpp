@@ -107,7 +107,8 @@ std::string stencil_rate_key(const Problem& problem);
 
 /// The profile as the model reads it for `problem`'s stencil, and the problem
 /// it plans: the same for poisson5; for another stencil, every device's curves
-/// of that stencil (rates, checks, rest, loops) under the rate_key of a 2-D
+/// of that stencil (rates, checks, rest; its loop figure, else poisson5's at
+/// the nearest width: a loop costs the same whatever it sweeps) under the rate_key of a 2-D
 /// problem whose rows are the split axis's units, unit_cells() wide. A device
 /// without curves of the stencil at its width is estimated from the stencil
 /// measured at the same precision that runs the same kernel (poisson5's own,

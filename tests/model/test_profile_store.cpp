@@ -346,6 +346,7 @@ Profile cpu_profile() {
   cpu.rates["double/256"] = RateCurve({{4, 4e-6}, {256, 256e-6}});
   cpu.rates["box9/double/256"] = RateCurve({{4, 8e-6}, {256, 512e-6}});
   cpu.step["box9/double/256"] = 1e-6;
+  cpu.step["double/256"] = 2e-6;
   DeviceProfile& gpu = p.devices["gpu0"];
   gpu.name = "gpu0";
   gpu.kind = "gpu";
@@ -388,6 +389,7 @@ TEST(StencilModel, AStencilNeverMeasuredIsEstimatedFromTheNearestAndSaysSo) {
   const auto rate = m.profile.rate("cpu0", Precision::Double, 256);
   ASSERT_TRUE(rate);
   EXPECT_DOUBLE_EQ(rate->seconds(256), 512e-6 * cell_cost(p.stencil) / cell_cost(Stencil::builtin("box9")));
+  EXPECT_DOUBLE_EQ(m.profile.devices.at("cpu0").step.at("double/256"), 2e-6) << "poisson5's loop";
   p.stencil = Stencil::builtin("poisson7");  // 6 points: poisson5's 4 are nearer, but box9 runs its kernel
   EXPECT_NE(model_for_stencil(cpu_profile(), p).estimated.find("from box9"), std::string::npos);
   p.precision = Precision::Float;
