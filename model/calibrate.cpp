@@ -35,6 +35,30 @@ std::unique_ptr<Device> device_for(const Topology& topology, const DeviceSpec& s
   return make_device(spec, spin_limit_for(spec.info.threads, topology.hardware_threads()));
 }
 
+// A timing job of `units` units (rows, or planes of o.ny rows) of the stencil.
+StencilJob timing_job(const CalibrationOptions& o, Precision precision, std::int64_t units) {
+  StencilJob job;
+  job.precision = precision;
+  job.nx = o.nx;
+  job.stencil = o.stencil;
+  job.poisson5 = is_poisson5(o.stencil);
+  const bool planes = o.stencil.dimension == 3;
+  job.ny = planes ? o.ny : units;
+  job.nz = planes ? units : 0;
+  return job;
+}
+
+// The problem whose curves `o` measures (its key: stencil_rate_key).
+Problem problem_of(const CalibrationOptions& o, Precision precision) {
+  Problem p;
+  p.stencil = o.stencil;
+  p.precision = precision;
+  p.nx = o.nx;
+  p.ny = o.stencil.dimension == 3 ? o.ny : o.nx;
+  p.nz = o.stencil.dimension == 3 ? 1 : 0;
+  return p;
+}
+
 // Rows doubling from 4 up to `most`, and any `extra` counts below it.
 std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::int64_t>& extra = {}) {
   std::vector<std::int64_t> rows;
@@ -52,9 +76,9 @@ std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::i
 // last-level cache: alone (where it switches to non-temporal stores) and when
 // all the devices calibrated together share one cache. Points on both sides of
 // each jump keep the interpolation from smearing it over a doubling of rows.
-std::vector<std::int64_t> cache_edges(const std::vector<const DeviceSpec*>& cpus, std::int64_t nx, Precision precision) {
+std::vector<std::int64_t> cache_edges(const std::vector<const DeviceSpec*>& cpus, const StencilJob& job) {
   std::vector<std::int64_t> rows;
-  const auto row = static_cast<double>(row_bytes(nx, precision));
+  const auto row = static_cast<double>(job.unit_bytes());
   for (const DeviceSpec* c : cpus) {
     if (c->cache_bytes == 0) continue;
     for (std::size_t sharing : {std::size_t{1}, cpus.size()}) {
@@ -70,9 +94,9 @@ std::vector<std::int64_t> cache_edges(const std::vector<const DeviceSpec*>& cpus
 // from memory and its time grows in proportion to its rows: the curve's last
 // segment carries on. Measuring further (a 16384^2 float grid: 2 GiB of
 // slabs to set up, 25 ms sweeps) would take most of a calibration's budget.
-std::int64_t cpu_rows_worth_measuring(const std::vector<const DeviceSpec*>& cpus, std::int64_t nx,
-                                      Precision precision, std::int64_t most) {
-  const auto row = static_cast<double>(row_bytes(nx, precision));
+std::int64_t cpu_rows_worth_measuring(const std::vector<const DeviceSpec*>& cpus, const StencilJob& job,
+                                      std::int64_t most) {
+  const auto row = static_cast<double>(job.unit_bytes());
   std::int64_t enough = 0;
   for (const DeviceSpec* c : cpus) {
     if (c->cache_bytes == 0) return most;  // no cache known: no bound
@@ -97,7 +121,7 @@ class Budget {
   bool allows(double more) const { return since(start_) + more <= seconds_; }
   double used() const { return since(start_); }
   /// Logs (with -v) where the time goes: `what` took the time since the last mark.
-  void mark(const char* what) {
+  void mark(const std::string& what) {
     const double now = used();
     log::debug("calibration: {} took {:.2f} s, {:.2f} s in all", what, now - marked_, now);
     marked_ = now;
@@ -141,7 +165,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
                 const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
                 std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
   if (cpus.empty()) return;
-  most = cpu_rows_worth_measuring(cpus, o.nx, precision, most);
+  most = cpu_rows_worth_measuring(cpus, timing_job(o, precision, most), most);
   std::vector<std::unique_ptr<Device>> loaded;
   std::vector<std::unique_ptr<DeviceLoad>> loads;
   for (const DeviceSpec* g : gpus) {
@@ -150,7 +174,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   }
   std::vector<std::unique_ptr<Device>> devices;
   for (const DeviceSpec* c : cpus) devices.push_back(device_for(topology, *c));
-  const std::vector<std::int64_t> rows = row_counts(most, cache_edges(cpus, o.nx, precision));
+  const std::vector<std::int64_t> rows = row_counts(most, cache_edges(cpus, timing_job(o, precision, most)));
   // [device][point]: every sample of a point, from all passes.
   using Samples = std::vector<std::vector<std::vector<double>>>;
   Samples sweeps(cpus.size(), std::vector<std::vector<double>>(rows.size()));
@@ -180,15 +204,12 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   };
   dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
-    StencilJob job;
-    job.precision = precision;
-    job.nx = o.nx;
-    job.ny = most;
+    StencilJob job = timing_job(o, precision, most);
     std::vector<Slab> slabs;
     for (const auto& d : devices) slabs.push_back({d.get(), RowRange{1, most}});
-    const std::uint64_t grid_size = grid_bytes(o.nx, most, precision);
+    const std::uint64_t grid_size = grid_bytes(job.shape(), precision);
     check_memory_for(job, grid_size, slabs);
-    Grid<T> grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(most, o.nx); });
+    Grid<T> grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(job.shape()); });
     job.initial = grid.data();
     job.result = nullptr;  // timings only: devices measured at once never write into the grid the others read
     for (auto& d : devices) d->attach(job, RowRange{1, most});
@@ -253,12 +274,13 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     }
     DeviceProfile& d = entry_of(profile, cpus[k]->info);
     d.kind = "cpu";
-    d.rates[rate_key(precision, o.nx)] = RateCurve(points);
-    d.checks[rate_key(precision, o.nx)] = RateCurve(check_points);
+    const std::string key = stencil_rate_key(problem_of(o, precision));
+    d.rates[key] = RateCurve(points);
+    d.checks[key] = RateCurve(check_points);
     for (const auto& [r, samples] : rest[k]) rest_points.push_back({r, robust_time(samples)});
     if (!rest_points.empty()) {
-      d.rest[rate_key(precision, o.nx)] = RateCurve(rest_points);
-      d.rest_rows[rate_key(precision, o.nx)] = most;
+      d.rest[key] = RateCurve(rest_points);
+      d.rest_rows[key] = most;
     }
   }
 }
@@ -373,6 +395,17 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   for (Precision precision : o.precisions) grid_bytes(o.nx, most, precision);
   std::vector<const DeviceSpec*> cpus, gpus;
   for (const auto& d : devices) (d.info.kind == DeviceKind::Gpu ? gpus : cpus).push_back(&d);
+  if (!is_poisson5(o.stencil)) {
+    // The CPU devices' sweeps of the stencil alone: the GPUs, without a kernel
+    // for it, stay idle in its solves.
+    o.stencil.validate();
+    for (Precision precision : o.precisions) grid_bytes(timing_job(o, precision, most).shape(), precision);
+    for (Precision precision : o.precisions) cpu_curves(topology, cpus, {}, precision, o, most, budget, profile, out.skipped);
+    budget.mark("CPU curves of " + o.stencil.name);
+    out.seconds = budget.used();
+    out.profile = std::move(profile);
+    return out;
+  }
 
   // Links first: they are quick, and the curves use what is left.
   link_curves(topology, devices, row_sizes(static_cast<double>(row_bytes(o.nx, o.precisions.front()))),
@@ -436,7 +469,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       std::vector<DeviceSpec> specs;
       for (const DeviceSpec* d : *group) specs.push_back(*d);
       // A fit of latency + bytes / bandwidth: CPU slabs need not be large.
-      const std::int64_t rows = group == &cpus ? cpu_rows_worth_measuring(cpus, o.nx, precision, most) : most;
+      const std::int64_t rows = group == &cpus ? cpu_rows_worth_measuring(cpus, timing_job(o, precision, most), most) : most;
       if (!specs.empty()) setup_curves(topology, specs, precision, o.nx, rows, profile);
     }
     budget.mark("set-up and tear-down");

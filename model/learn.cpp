@@ -10,7 +10,7 @@ constexpr double kSlowdownForgottenPerRun = 0.05;
 }  // namespace
 
 int learn(Profile& profile, const Report& report, double weight, const VariantChoice& variant) {
-  if (report.iterations <= 0) return 0;
+  if (report.iterations <= 0 || !report.poisson5) return 0;
   const std::size_t n = report.devices.size();
   const auto kind = [&](const DeviceReport& d) {
     const auto it = profile.devices.find(d.name);

@@ -18,6 +18,7 @@ namespace hetstencil {
 /// CPU device with a rest curve is learnt by its measured time over the
 /// report's predicted one, applied to its curve (at an unequal split the
 /// others sweep other rows than its curve was measured beside).
+/// A run of another stencil than poisson5 (report.poisson5 false) teaches nothing.
 int learn(Profile& profile, const Report& report, double weight = 0.25, const VariantChoice& variant = {});
 
 }  // namespace hetstencil

@@ -5,12 +5,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <tuple>
+
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/fmt/ranges.h>
 
 #include <nlohmann/json.hpp>
 
@@ -243,6 +248,157 @@ std::optional<RateCurve> nearest_curve(const std::map<std::string, RateCurve>& c
 }
 
 }  // namespace
+
+std::string stencil_tag(const Stencil& stencil) {
+  if (is_poisson5(stencil)) return "";
+  for (const std::string& name : builtin_stencil_names()) {
+    Stencil builtin = Stencil::builtin(name);
+    builtin.name = stencil.name;
+    if (builtin == stencil) return name;
+  }
+  Stencil unnamed = stencil;
+  unnamed.name.clear();
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (const unsigned char c : stencil_json(unnamed)) hash = (hash ^ c) * 1099511628211ull;
+  return fmt::format("file:{:016x}", hash);
+}
+
+std::int64_t unit_cells(const Problem& problem) {
+  return problem.dimension() == 3 ? problem.nx * problem.ny : problem.nx;
+}
+
+std::string stencil_rate_key(const Problem& problem) {
+  const std::string tag = stencil_tag(problem.stencil);
+  if (tag.empty()) return rate_key(problem.precision, problem.nx);
+  const std::string width = problem.dimension() == 3 ? fmt::format("{}x{}", problem.nx, problem.ny)
+                                                     : std::to_string(problem.nx);
+  return tag + "/" + to_string(problem.precision) + "/" + width;
+}
+
+double cell_cost(const Stencil& stencil) { return 1.0 + static_cast<double>(stencil.points.size()); }
+
+namespace {
+
+// A plain (sync) curve key's parts: its stencil (poisson5 for an untagged key),
+// precision and the cells of a unit; nothing for a variant's key or a
+// description's (its stencil cannot be rebuilt from the hash).
+struct CurveOf {
+  Stencil stencil;
+  std::string precision;
+  std::int64_t cells = 0;
+};
+
+std::optional<CurveOf> curve_of(const std::string& key) {
+  std::vector<std::string> parts;
+  for (std::size_t begin = 0;;) {
+    const std::size_t slash = key.find('/', begin);
+    parts.push_back(key.substr(begin, slash - begin));
+    if (slash == std::string::npos) break;
+    begin = slash + 1;
+  }
+  if (parts.size() == 2) parts.insert(parts.begin(), "poisson5");
+  if (parts.size() != 3 || parts[0].rfind("file:", 0) == 0) return std::nullopt;
+  const auto names = builtin_stencil_names();
+  if (std::find(names.begin(), names.end(), parts[0]) == names.end()) return std::nullopt;
+  CurveOf out{Stencil::builtin(parts[0]), parts[1], 1};
+  for (std::size_t begin = 0;;) {
+    const std::size_t x = parts[2].find('x', begin);
+    const std::string side = parts[2].substr(begin, x - begin);
+    if (side.empty() || side.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    out.cells *= std::stoll(side);
+    if (x == std::string::npos) break;
+    begin = x + 1;
+  }
+  return out;
+}
+
+// How far a measured stencil is from the one estimated: another kernel first
+// (poisson5's tuned kernels sweep a cell 3-7 times faster per point than the
+// kernel every other stencil runs: docs/model.md), then another dimension,
+// then the difference in points, then in the cells of a unit.
+std::tuple<int, int, std::size_t, double> distance(const CurveOf& measured, const Stencil& stencil,
+                                                   std::int64_t cells) {
+  const std::size_t points = stencil.points.size(), theirs = measured.stencil.points.size();
+  return {is_poisson5(measured.stencil) == is_poisson5(stencil) ? 0 : 1,
+          measured.stencil.dimension == stencil.dimension ? 0 : 1, points > theirs ? points - theirs : theirs - points,
+          std::fabs(std::log(static_cast<double>(measured.cells) / static_cast<double>(cells)))};
+}
+
+}  // namespace
+
+StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
+  StencilModel out{named, problem, ""};
+  if (is_poisson5(problem.stencil)) return out;
+  Problem& units = out.units;
+  units.stencil = Stencil::builtin("poisson5");
+  units.nx = unit_cells(problem);
+  units.ny = problem.dimension() == 3 ? problem.nz : problem.ny;
+  units.nz = 0;
+  units.source = Source::spike();
+  units.boundary = Boundary::constant(0.0);
+  const std::string own = stencil_rate_key(problem);
+  const std::string as = rate_key(problem.precision, units.nx);
+  const std::string precision = to_string(problem.precision);
+  // A device's loop besides its sweep (barriers, the exchange's hand-over) is
+  // the same whatever the stencil: poisson5's at the nearest width, where the
+  // stencil has no loop figure of its own.
+  const auto poisson5_step = [&](const DeviceProfile& stored) -> std::optional<double> {
+    std::optional<std::pair<double, double>> best;  // distance, seconds
+    for (const auto& [key, seconds] : stored.step) {
+      const auto of = curve_of(key);
+      if (!of || of->precision != precision || !is_poisson5(of->stencil)) continue;
+      const double far = std::fabs(std::log(static_cast<double>(of->cells) / static_cast<double>(units.nx)));
+      if (!best || far < best->first) best = std::make_pair(far, seconds);
+    }
+    return best ? std::optional<double>(best->second) : std::nullopt;
+  };
+  std::vector<std::string> estimates;
+  for (auto& [name, d] : out.profile.devices) {
+    const DeviceProfile& stored = named.devices.at(name);
+    d.rates.clear();
+    d.checks.clear();
+    d.rest.clear();
+    d.rest_rows.clear();
+    d.step.clear();
+    if (kind_of(stored) != DeviceKind::Cpu) continue;  // no kernel for other stencils
+    if (const auto rate = stored.rates.find(own); rate != stored.rates.end()) {
+      d.rates[as] = rate->second;
+      if (const auto c = stored.checks.find(own); c != stored.checks.end()) d.checks[as] = c->second;
+      if (const auto r = stored.rest.find(own); r != stored.rest.end() && stored.rest_rows.count(own)) {
+        d.rest[as] = r->second;
+        d.rest_rows[as] = stored.rest_rows.at(own);
+      }
+      if (const auto s = stored.step.find(own); s != stored.step.end()) {
+        d.step[as] = s->second;
+      } else if (const auto step = poisson5_step(stored)) {
+        d.step[as] = *step;
+      }
+      continue;
+    }
+    // The nearest measured stencil's time per cell, scaled by cell cost.
+    std::optional<std::pair<std::string, CurveOf>> best;
+    for (const auto& [key, curve] : stored.rates) {
+      const auto of = curve_of(key);
+      if (!of || of->precision != precision) continue;
+      if (!best || distance(*of, problem.stencil, units.nx) < distance(best->second, problem.stencil, units.nx)) {
+        best = std::make_pair(key, *of);
+      }
+    }
+    if (!best) continue;
+    const CurveOf& from = best->second;
+    const double factor = static_cast<double>(units.nx) / static_cast<double>(from.cells) *
+                          cell_cost(problem.stencil) / cell_cost(from.stencil);
+    d.rates[as] = stored.rates.at(best->first).scaled(factor);
+    if (const auto c = stored.checks.find(best->first); c != stored.checks.end()) d.checks[as] = c->second.scaled(factor);
+    if (const auto step = poisson5_step(stored)) d.step[as] = *step;
+    estimates.push_back(fmt::format("{}'s from {} {}", name, from.stencil.name, best->first));
+  }
+  if (!estimates.empty()) {
+    out.estimated = fmt::format("{} not measured: estimated by time per cell scaled by cell cost ({})",
+                                problem.stencil.name, fmt::join(estimates, ", "));
+  }
+  return out;
+}
 
 VariantChoice swept_by(DeviceKind kind, const VariantChoice& variant) {
   return kind == DeviceKind::Cpu ? VariantChoice{} : variant;

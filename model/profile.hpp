@@ -89,8 +89,43 @@ struct Profile {
                                  const VariantChoice& variant = {}) const;
 };
 
-/// "double/2048", and for a variant but sync "double/2048/blocked-4".
+/// "double/2048", and for a variant but sync "double/2048/blocked-4": poisson5's keys.
 std::string rate_key(Precision precision, std::int64_t nx, const VariantChoice& variant = {});
+
+/// What names a stencil in its curves' keys: "" for poisson5 (whose keys are
+/// rate_key's), a built-in's name for a built-in (by value, under any name), and
+/// "file:<16 hex digits>" for any other description: an FNV-1a hash of its
+/// canonical JSON (stencil_json) without its name, so that a description keeps
+/// its curves whatever its file or name.
+std::string stencil_tag(const Stencil& stencil);
+/// Cells of one unit of the split axis: a row of nx (2-D), a plane of nx x ny (3-D).
+std::int64_t unit_cells(const Problem& problem);
+/// The key of `problem`'s stencil's curves (CPU devices sweep plainly: no
+/// variant): rate_key for poisson5, else "<tag>/<precision>/<nx>" in 2-D and
+/// "<tag>/<precision>/<nx>x<ny>" in 3-D, a curve's rows then being planes.
+std::string stencil_rate_key(const Problem& problem);
+
+/// The profile as the model reads it for `problem`'s stencil, and the problem
+/// it plans: the same for poisson5; for another stencil, every device's curves
+/// of that stencil (rates, checks, rest; its loop figure, else poisson5's at
+/// the nearest width: a loop costs the same whatever it sweeps) under the rate_key of a 2-D
+/// problem whose rows are the split axis's units, unit_cells() wide. A device
+/// without curves of the stencil at its width is estimated from the stencil
+/// measured at the same precision that runs the same kernel (poisson5's own,
+/// or the one of every other stencil), has the same dimension and the nearest
+/// count of points, in that order: its time per cell scaled by
+/// cell_cost() (said so in `estimated`). GPUs have no kernel for other
+/// stencils: only their links and set-up stay.
+struct StencilModel {
+  Profile profile;
+  Problem units;          ///< the 2-D problem of units it plans and predicts
+  std::string estimated;  ///< "" or which devices' curves are estimated, from what
+};
+StencilModel model_for_stencil(const Profile& named, const Problem& problem);
+/// What the model takes a cell's update of `stencil` to cost, relative to
+/// others: its terms (a load and a multiply-add each) and the centre's
+/// divide, 1 + points.
+double cell_cost(const Stencil& stencil);
 /// The variant a device's curves are kept for: a CPU device sweeps plainly under any.
 VariantChoice swept_by(DeviceKind kind, const VariantChoice& variant);
 /// A profile's device kind ("cpu" or "gpu").

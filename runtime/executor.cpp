@@ -251,12 +251,6 @@ bool runs_stencil(const DeviceInfo& device, const Stencil& stencil) {
   return device.kind == DeviceKind::Cpu || is_poisson5(stencil);
 }
 
-void require_modelled_stencil(const Problem& problem) {
-  if (is_poisson5(problem.stencil)) return;
-  HETSTENCIL_THROW(InvalidArgument, "the model has no curves for the stencil '" + problem.stencil.name +
-                                        "' yet (it models poisson5); solve it on an even split of the CPU devices");
-}
-
 void require_device_stencil(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices) {
   for (const auto& part : plan.parts) {
     if (!devices[part.device]) continue;  // another process's device: that process checks it

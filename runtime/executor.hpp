@@ -19,10 +19,6 @@ namespace hetstencil {
 /// CPU devices for any stencil.
 bool runs_stencil(const DeviceInfo& device, const Stencil& stencil);
 
-/// Throws InvalidArgument naming the stencil unless it is poisson5: the model
-/// has curves for poisson5 alone.
-void require_modelled_stencil(const Problem& problem);
-
 /// Throws InvalidArgument naming the device and the stencil where the plan
 /// gives units to a device without a kernel for the problem's stencil.
 void require_device_stencil(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices);

@@ -1,5 +1,7 @@
 #include "runtime/machine_profile.hpp"
 
+#include <algorithm>
+
 #include <spdlog/fmt/fmt.h>
 
 #include "core/log.hpp"
@@ -37,17 +39,29 @@ void ProfileKeeper::calibrate(const Problem& problem, double budget_s, const Var
   };
   // The model is measured at the problem's own width: a curve scaled from
   // another width misses how rows fill a GPU and how a slab fits a cache.
-  say(fmt::format("this machine's profile ({}) has no {} curves for rows of {}{}: calibrating first", path_,
-                  to_string(problem.precision), problem.nx,
-                  variant.variant == Variant::Sync
-                      ? ""
-                      : fmt::format(" (GPUs sweeping {} {})", to_string(variant.variant), variant.param)));
+  const bool poisson5 = is_poisson5(problem.stencil);
+  if (poisson5) {
+    say(fmt::format("this machine's profile ({}) has no {} curves for rows of {}{}: calibrating first", path_,
+                    to_string(problem.precision), problem.nx,
+                    variant.variant == Variant::Sync
+                        ? ""
+                        : fmt::format(" (GPUs sweeping {} {})", to_string(variant.variant), variant.param)));
+  } else {
+    say(fmt::format("this machine's profile ({}) has no curves of the stencil '{}' ({}): measuring its CPU devices "
+                    "first",
+                    path_, problem.stencil.name, stencil_rate_key(problem)));
+  }
   CalibrationOptions c;
   c.time_solve = solve_seconds;
   c.precisions = {problem.precision};
   c.nx = problem.nx;
-  c.budget_s = budget_s;
+  c.budget_s = poisson5 ? budget_s : std::min(budget_s, kStencilCalibrationSeconds);
   c.variant = variant;
+  c.stencil = problem.stencil;
+  if (problem.dimension() == 3) {
+    c.ny = problem.ny;
+    c.max_rows = problem.nz;
+  }
   // Calibration makes devices of its own, as the runtime maps them; the
   // runtime's own wait idle meanwhile.
   const Calibration cal = hetstencil::calibrate(topology_, specs_, c, Profile{});

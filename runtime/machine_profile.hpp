@@ -16,6 +16,9 @@
 
 namespace hetstencil {
 
+/// The most a solve waits for the curves of a stencil not yet measured.
+constexpr double kStencilCalibrationSeconds = 1.8;
+
 class ProfileKeeper {
  public:
   /// `path` "": the default path of the machine (none for a described one).
@@ -30,7 +33,8 @@ class ProfileKeeper {
   const std::string& not_saved() const { return not_saved_; }
 
   /// Measures every device at the problem's precision and width (GPUs
-  /// sweeping by the variant), saying so through `notify`, and saves the
+  /// sweeping by the variant; for a stencil other than poisson5 the CPU devices
+  /// alone, within kStencilCalibrationSeconds), saying so through `notify`, and saves the
   /// figures (a save that fails is a warning, kept in not_saved(): the
   /// calibration is used all the same).
   void calibrate(const Problem& problem, double budget_s, const VariantChoice& variant,

@@ -221,16 +221,23 @@ const std::string& ProfileModel::path() const { return impl_->path; }
 const std::vector<DeviceInfo>& ProfileModel::devices() const { return impl_->devices; }
 
 Plan ProfileModel::plan(const Problem& problem, const VariantChoice& variant) const {
-  require_modelled_stencil(problem);
+  problem.validate();
   const Impl& m = *impl_;
+  const StencilModel model = model_for_stencil(m.profile, problem);
   std::vector<DeviceInfo> devices;
   for (const auto& d : m.devices) {
-    if (m.profile.rate(d.name, problem.precision, problem.nx, variant)) devices.push_back(d);
+    if (model.profile.rate(d.name, model.units.precision, model.units.nx, variant)) devices.push_back(d);
   }
-  if (devices.empty()) HETSTENCIL_THROW(InvalidArgument, "the profile has no device to plan for with these options");
+  if (devices.empty()) {
+    HETSTENCIL_THROW(InvalidArgument, "the profile has no device to plan for with these options" +
+                                          (is_poisson5(problem.stencil)
+                                               ? std::string()
+                                               : " (no CPU device with curves of the stencil '" + problem.stencil.name +
+                                                     "' or of a built-in to estimate them from)"));
+  }
   Topology elsewhere;  // another machine's profile: no memory bounds known
   elsewhere.this_machine = false;
-  Plan plan = model_plan(m.profile, devices, m.this_machine ? m.topology : elsewhere, problem, variant);
+  Plan plan = model_plan(model.profile, devices, m.this_machine ? m.topology : elsewhere, model.units, variant);
   // Its parts index devices(), not the subset with curves.
   for (auto& part : plan.parts) {
     const std::string& name = devices[part.device].name;
@@ -238,20 +245,30 @@ Plan ProfileModel::plan(const Problem& problem, const VariantChoice& variant) co
         std::find_if(m.devices.begin(), m.devices.end(), [&](const DeviceInfo& d) { return d.name == name; }) -
         m.devices.begin());
   }
-  plan.origin = "planned from " + m.path;
+  plan.origin = "planned from " + m.path + (model.estimated.empty() ? "" : " (" + model.estimated + ")");
+  if (!model.estimated.empty()) plan.prediction->notes.push_back(model.estimated);
   return plan;
 }
 
 Prediction ProfileModel::predict(const Problem& problem, const std::vector<std::int64_t>& rows,
                                  const VariantChoice& variant) const {
-  require_modelled_stencil(problem);
+  problem.validate();
   const Impl& m = *impl_;
   if (rows.size() != m.devices.size()) {
     HETSTENCIL_THROW(InvalidArgument, fmt::format("{} row counts for {} devices", rows.size(), m.devices.size()));
   }
+  const StencilModel model = model_for_stencil(m.profile, problem);
   std::vector<PlannedDevice> planned;
-  for (std::size_t k = 0; k < m.devices.size(); ++k) planned.push_back({m.devices[k].name, m.devices[k].kind, rows[k]});
-  return hetstencil::predict(m.profile, planned, problem.precision, problem.nx, problem.stop, variant);
+  for (std::size_t k = 0; k < m.devices.size(); ++k) {
+    if (rows[k] > 0 && !runs_stencil(m.devices[k], problem.stencil)) {
+      HETSTENCIL_THROW(InvalidArgument, m.devices[k].name + " has no kernel for the stencil '" + problem.stencil.name +
+                                            "': give it 0 rows, or leave it out with --devices");
+    }
+    planned.push_back({m.devices[k].name, m.devices[k].kind, rows[k]});
+  }
+  Prediction p = hetstencil::predict(model.profile, planned, model.units.precision, model.units.nx, problem.stop, variant);
+  if (!model.estimated.empty()) p.notes.push_back(model.estimated);
+  return p;
 }
 
 }  // namespace hetstencil

@@ -139,8 +139,43 @@ Plan stencil_even_plan(const std::vector<DeviceInfo>& devices, const Problem& pr
     const Block b = even_block(units, n, k);
     plan.parts.push_back(Assignment{able[static_cast<std::size_t>(k)], b.begin + 1, b.size()});
   }
-  plan.origin = "even over the devices with a kernel for the stencil '" + problem.stencil.name +
-                "' (no model of it yet)";
+  plan.origin = "even over the devices with a kernel for the stencil '" + problem.stencil.name + "'";
+  return plan;
+}
+
+// Whether `named` has curves measured for the problem's stencil at its own
+// width for every device of `plan` (the devices with a kernel for it).
+bool measured_stencil(const Profile& named, const std::vector<DeviceInfo>& devices, const Plan& plan,
+                      const Problem& problem) {
+  const std::string key = stencil_rate_key(problem);
+  return std::all_of(plan.parts.begin(), plan.parts.end(), [&](const Assignment& a) {
+    const auto it = named.devices.find(devices[a.device].name);
+    return it != named.devices.end() && it->second.rates.count(key) > 0;
+  });
+}
+
+// The model's plan of a stencil other than poisson5 over the devices of `even`
+// (those with a kernel for it), or `even` with the model's prediction where it
+// has no curve of one of them, measured or estimated.
+Plan stencil_model_plan(const std::optional<Profile>& named, const std::vector<DeviceInfo>& devices,
+                        const Topology& topology, const Problem& problem, Plan even, const std::string& path) {
+  if (!named) {
+    even.origin += path.empty() ? " (a described machine has no model)" : " (no profile of this machine)";
+    return even;
+  }
+  const StencilModel model = model_for_stencil(*named, problem);
+  std::vector<DeviceInfo> able;
+  for (const Assignment& a : even.parts) able.push_back(devices[a.device]);
+  if (!covers(model.profile, able, model.units.precision, model.units.nx)) {
+    even.origin += " (no curves of it or of a stencil to estimate it from; hetstencil calibrate makes them)";
+    even.prediction = predict_plan(model.profile, devices, even, model.units);
+    return even;
+  }
+  Plan plan = model_plan(model.profile, able, topology, model.units, even.variant);
+  // Its parts index `able`, not every device.
+  for (Assignment& part : plan.parts) part.device = even.parts[part.device].device;
+  plan.left_out.insert(plan.left_out.begin(), even.left_out.begin(), even.left_out.end());
+  plan.origin = "planned from " + path + (model.estimated.empty() ? "" : " (" + model.estimated + ")");
   return plan;
 }
 
@@ -189,16 +224,23 @@ Plan Runtime::even_plan(const Problem& problem) const {
 
 Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
   problem.validate();
-  if (!is_poisson5(problem.stencil)) {
-    Plan plan = stencil_even_plan(impl_->infos, problem);
-    plan.variant = options.variant;
-    return plan;
+  const bool poisson5 = is_poisson5(problem.stencil);
+  Plan even;
+  if (!poisson5) {
+    even = stencil_even_plan(impl_->infos, problem);
+    even.variant = options.variant;
+    if (processes() > 1) {
+      even.origin += " (the model plans one process's devices)";
+      return even;
+    }
   }
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   ProfileKeeper& keeper = *impl_->profile;
   // This process's devices: over several processes, each measures its own.
   const auto covered = [&] {
-    return keeper.profile() && covers(*keeper.profile(), impl_->mine, problem.precision, problem.nx, options.variant);
+    if (!keeper.profile()) return false;
+    return poisson5 ? covers(*keeper.profile(), impl_->mine, problem.precision, problem.nx, options.variant)
+                    : measured_stencil(*keeper.profile(), impl_->infos, even, problem);
   };
   const auto calibrate = [&] {
     if (!options.calibrate || keeper.path().empty() || covered()) return;
@@ -215,6 +257,9 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
     return impl_->spread_plan(problem, options.variant);
   }
   calibrate();
+  if (!poisson5) {
+    return stencil_model_plan(keeper.profile(), impl_->infos, impl_->topology, problem, std::move(even), keeper.path());
+  }
   if (covered()) {
     Plan plan = model_plan(*keeper.profile(), impl_->infos, impl_->topology, problem, options.variant);
     plan.origin = "planned from " + keeper.path();
@@ -231,10 +276,11 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
 }
 
 std::optional<Prediction> Runtime::predict(const Problem& problem, const Plan& plan) {
-  if (!is_poisson5(problem.stencil)) return std::nullopt;  // no curves of other stencils yet
   const std::lock_guard<std::mutex> lock(impl_->modelling);
   const auto& profile = processes() > 1 ? impl_->spread_profile : impl_->profile->profile();
-  return profile ? predict_plan(*profile, impl_->infos, plan, problem) : std::nullopt;
+  if (!profile) return std::nullopt;
+  const StencilModel model = model_for_stencil(*profile, problem);
+  return predict_plan(model.profile, impl_->infos, plan, model.units);
 }
 
 int Runtime::learn(const Report& report, const VariantChoice& variant) {
@@ -256,6 +302,7 @@ namespace {
 // prediction as the run went.
 Result finished(Result result, const Problem& problem, const Plan& plan) {
   result.report.split = plan.origin.empty() ? "as given" : plan.origin;
+  result.report.poisson5 = is_poisson5(problem.stencil);
   result.report.left_out = plan.left_out;
   if (plan.prediction) {
     // As the run went: a tolerance may have stopped it early.

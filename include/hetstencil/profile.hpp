@@ -131,12 +131,15 @@ class HETSTENCIL_API ProfileModel {
   const std::vector<DeviceInfo>& devices() const;
 
   /// The split of `problem` that finishes first on the devices with curves for
-  /// it, GPUs sweeping by `variant`: parts (indices into devices()), the
+  /// it (for a stencil other than poisson5: the CPU devices' curves of it, or
+  /// estimated from another stencil's, said so in the plan's origin), GPUs
+  /// sweeping by `variant`: parts (indices into devices()), the
   /// prediction, and the devices left out with the reason. Throws
   /// InvalidArgument when no device has curves or their memory cannot hold it.
   Plan plan(const Problem& problem, const VariantChoice& variant = {}) const;
   /// The time of the split giving rows[k] to devices()[k] (0 leaves one out;
-  /// they add up to problem.ny). Throws InvalidArgument when a device with rows
+  /// they add up to the units of the split axis: problem.ny, or problem.nz in
+  /// 3-D). Throws InvalidArgument when a device with rows
   /// has no curve for the problem.
   Prediction predict(const Problem& problem, const std::vector<std::int64_t>& rows,
                      const VariantChoice& variant = {}) const;

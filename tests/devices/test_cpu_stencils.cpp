@@ -118,14 +118,16 @@ TEST(CpuStencils, BlockedSweepsGiveTheReferenceBits) {
   }
 }
 
-TEST(CpuStencils, PlanSplitsTheCpuDevicesEvenlyAndSaysWhy) {
+TEST(CpuStencils, PlanSplitsTheCpuDevicesAndSaysHow) {
   Runtime runtime(testing_support::cpu_devices(2, 1));
   Problem p = problem_of(Stencil::builtin("poisson7"), Precision::Float, false, 0);
   const Plan plan = runtime.plan(p);
   ASSERT_EQ(plan.parts.size(), 2u);
   EXPECT_EQ(plan.parts[0].rows + plan.parts[1].rows, p.nz);
-  EXPECT_EQ(plan.origin, "even over the devices with a kernel for the stencil 'poisson7' (no model of it yet)");
-  EXPECT_FALSE(runtime.predict(p, plan).has_value());
+  // Even, or the model's from this machine's curves where it has some.
+  EXPECT_TRUE(plan.origin.rfind("even over the devices with a kernel for the stencil 'poisson7'", 0) == 0 ||
+              plan.origin.rfind("planned from", 0) == 0)
+      << plan.origin;
   expect_same_bits(runtime.solve(p, plan), solve_reference(p));
 }
 

@@ -303,5 +303,99 @@ TEST(ProfileStore, ProfilesOfOtherFormatsAreRefusedNamingTheFileAndTheFormats) {
   set_log_sink(nullptr);
 }
 
+
+// Curves of other stencils are keyed by the stencil; poisson5's keys are the profile's first ones.
+TEST(StencilKeys, Poisson5KeepsItsKeysOthersAreNamedOrHashed) {
+  Problem p;
+  p.nx = 2048;
+  p.ny = 1024;
+  EXPECT_EQ(stencil_tag(p.stencil), "");
+  EXPECT_EQ(stencil_rate_key(p), "double/2048");
+  p.stencil = Stencil::builtin("box9");
+  EXPECT_EQ(stencil_rate_key(p), "box9/double/2048");
+  p.stencil.name = "my-box";  // a built-in by value, under any name
+  EXPECT_EQ(stencil_tag(p.stencil), "box9");
+  p.stencil = Stencil::builtin("poisson7");
+  p.precision = Precision::Float;
+  p.nx = 64;
+  p.ny = 32;
+  p.nz = 16;
+  EXPECT_EQ(stencil_rate_key(p), "poisson7/float/64x32") << "3-D: per plane of ny x nx";
+  EXPECT_EQ(unit_cells(p), 64 * 32);
+
+  Stencil mine = Stencil::builtin("box9");
+  mine.points.front().weight = 2.0;
+  mine.name = "mine";
+  const std::string tag = stencil_tag(mine);
+  ASSERT_EQ(tag.size(), 5u + 16u) << tag;
+  EXPECT_EQ(tag.rfind("file:", 0), 0u) << tag;
+  EXPECT_EQ(tag.find_first_not_of("0123456789abcdef", 5), std::string::npos) << tag;
+  Stencil renamed = mine;
+  renamed.name = "another file";
+  EXPECT_EQ(stencil_tag(renamed), tag) << "the description, not its name, is hashed";
+  EXPECT_EQ(stencil_tag(parse_stencil(stencil_json(mine))), tag) << "stable through its JSON";
+  renamed.points.front().weight = 3.0;
+  EXPECT_NE(stencil_tag(renamed), tag);
+}
+
+Profile cpu_profile() {
+  Profile p;
+  DeviceProfile& cpu = p.devices["cpu0"];
+  cpu.name = "cpu0";
+  cpu.kind = "cpu";
+  cpu.rates["double/256"] = RateCurve({{4, 4e-6}, {256, 256e-6}});
+  cpu.rates["box9/double/256"] = RateCurve({{4, 8e-6}, {256, 512e-6}});
+  cpu.step["box9/double/256"] = 1e-6;
+  cpu.step["double/256"] = 2e-6;
+  DeviceProfile& gpu = p.devices["gpu0"];
+  gpu.name = "gpu0";
+  gpu.kind = "gpu";
+  gpu.rates["double/256"] = RateCurve({{4, 1e-6}, {256, 2e-6}});
+  return p;
+}
+
+TEST(StencilModel, AStencilsOwnCurvesArePlannedAsUnitsAndGpusHaveNone) {
+  Problem p;
+  p.nx = 256;
+  p.ny = 256;
+  p.stencil = Stencil::builtin("box9");
+  const StencilModel m = model_for_stencil(cpu_profile(), p);
+  EXPECT_TRUE(m.estimated.empty()) << m.estimated;
+  EXPECT_EQ(m.units.nx, 256);
+  EXPECT_EQ(m.units.ny, 256);
+  const auto rate = m.profile.rate("cpu0", Precision::Double, 256);
+  ASSERT_TRUE(rate);
+  EXPECT_DOUBLE_EQ(rate->seconds(256), 512e-6) << "box9's curve, not poisson5's";
+  EXPECT_DOUBLE_EQ(m.profile.devices.at("cpu0").step.at("double/256"), 1e-6);
+  EXPECT_FALSE(m.profile.rate("gpu0", Precision::Double, 256)) << "no GPU kernel for box9";
+
+  p.stencil = Stencil::builtin("poisson5");
+  const StencilModel same = model_for_stencil(cpu_profile(), p);
+  EXPECT_DOUBLE_EQ(same.profile.rate("cpu0", Precision::Double, 256)->seconds(256), 256e-6);
+  EXPECT_TRUE(same.profile.rate("gpu0", Precision::Double, 256));
+}
+
+TEST(StencilModel, AStencilNeverMeasuredIsEstimatedFromTheNearestAndSaysSo) {
+  Problem p;
+  p.nx = 16;
+  p.ny = 16;
+  p.nz = 64;
+  p.stencil = Stencil::builtin("star4");  // 3-D, 24 points: nearest in points of the 2-D ones is box9
+  const StencilModel m = model_for_stencil(cpu_profile(), p);
+  EXPECT_EQ(m.units.nx, 256) << "a plane of 16 x 16";
+  EXPECT_EQ(m.units.ny, 64) << "planes are the units";
+  EXPECT_NE(m.estimated.find("star4 not measured"), std::string::npos) << m.estimated;
+  EXPECT_NE(m.estimated.find("from box9"), std::string::npos) << m.estimated;
+  const auto rate = m.profile.rate("cpu0", Precision::Double, 256);
+  ASSERT_TRUE(rate);
+  EXPECT_DOUBLE_EQ(rate->seconds(256), 512e-6 * cell_cost(p.stencil) / cell_cost(Stencil::builtin("box9")));
+  EXPECT_DOUBLE_EQ(m.profile.devices.at("cpu0").step.at("double/256"), 2e-6) << "poisson5's loop";
+  p.stencil = Stencil::builtin("poisson7");  // 6 points: poisson5's 4 are nearer, but box9 runs its kernel
+  EXPECT_NE(model_for_stencil(cpu_profile(), p).estimated.find("from box9"), std::string::npos);
+  p.precision = Precision::Float;
+  EXPECT_FALSE(model_for_stencil(cpu_profile(), p).profile.rate("cpu0", Precision::Float, 256))
+      << "nothing measured in float";
+}
+
 }  // namespace
 }  // namespace hetstencil

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "hetstencil/hetstencil.hpp"
 #include "tests/test_support.hpp"
 
@@ -238,6 +240,58 @@ TEST(PlanApi, ADescribedMachineHasNoProfileAndIsSplitEvenly) {
   EXPECT_EQ(plan.origin, "even (a described machine has no model)");
   EXPECT_FALSE(plan.prediction);
   expect_covers(plan, 32, rt.devices().size());
+}
+
+
+TEST(PlanApi, AStencilIsCalibratedOnTheCpuDevicesBesidePoisson5AndPlannedByItsCurves) {
+  const Scratch scratch("hetstencil_plan_api");
+  RuntimeOptions options = testing_support::cpu_devices(2, 1);
+  options.profile = scratch.file("profile.json");
+  Runtime rt(options);
+  std::vector<std::string> told;
+  PlanOptions planning;
+  planning.calibrate = true;
+  planning.budget_s = 2.0;
+  planning.notify = [&](const std::string& what) { told.push_back(what); };
+  ASSERT_TRUE(rt.plan(problem_of(64, 80, 60), planning).modelled);
+  std::ifstream first(options.profile);
+  const nlohmann::json before = nlohmann::json::parse(first);
+
+  // A stencil never measured, without calibrating: estimated from poisson5, and said so.
+  Problem box = problem_of(64, 80, 60);
+  box.stencil = Stencil::builtin("box9");
+  PlanOptions quiet;
+  const Plan estimated = rt.plan(box, quiet);
+  EXPECT_EQ(estimated.origin.rfind("planned from " + options.profile, 0), 0u) << estimated.origin;
+  EXPECT_NE(estimated.origin.find("box9 not measured: estimated"), std::string::npos) << estimated.origin;
+  ASSERT_TRUE(estimated.prediction);
+  ASSERT_TRUE(rt.predict(box, estimated));
+
+  told.clear();
+  const Plan plan = rt.plan(box, planning);
+  ASSERT_FALSE(told.empty());
+  EXPECT_NE(told.front().find("no curves of the stencil 'box9'"), std::string::npos) << told.front();
+  EXPECT_EQ(plan.origin, "planned from " + options.profile) << "its own curves now";
+  expect_covers(plan, box.ny, rt.devices().size());
+  ASSERT_TRUE(plan.prediction);
+  std::ifstream second(options.profile);
+  const nlohmann::json after = nlohmann::json::parse(second);
+  for (const auto& [key, device] : before.at("devices").items()) {
+    for (const auto& [curve, points] : device.at("rates").items()) {
+      EXPECT_EQ(after.at("devices").at(key).at("rates").at(curve), points) << key << " " << curve << " untouched";
+    }
+    EXPECT_TRUE(after.at("devices").at(key).at("rates").contains("box9/double/64")) << key;
+  }
+  told.clear();
+  rt.plan(box, planning);
+  EXPECT_TRUE(told.empty()) << "measured once";
+
+  const Result r = rt.solve(box, plan);
+  EXPECT_TRUE(same_bits(r.solution, solve_reference(box).solution));
+  ASSERT_TRUE(r.report.predicted);
+  EXPECT_EQ(r.report.split, plan.origin);
+  EXPECT_FALSE(r.report.poisson5);
+  EXPECT_EQ(rt.learn(r.report), 0) << "a box9 run teaches poisson5's curves nothing";
 }
 
 }  // namespace

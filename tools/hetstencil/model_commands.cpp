@@ -74,13 +74,18 @@ int run_profile_show(const ModelOptions& o) {
   return 0;
 }
 
+// "nx x ny", or "nx x ny x nz" in 3-D.
+std::string grid_of(const Problem& p) {
+  return p.dimension() == 3 ? fmt::format("{} x {} x {}", p.nx, p.ny, p.nz) : fmt::format("{} x {}", p.nx, p.ny);
+}
+
 int run_predict(const ModelOptions& o) {
   const ProfileModel model(o.machine, o.profile, ProfileModel::Use::Predict);
   const auto& devices = model.devices();
   std::vector<std::string> names;
   for (const auto& d : devices) names.push_back(d.name);
   const Problem problem = problem_of(o);
-  const std::int64_t ny = problem.ny;
+  const std::int64_t ny = problem.dimension() == 3 ? problem.nz : problem.ny;  // units of the split axis
   if (!o.rows.empty() && o.rows.size() != devices.size()) {
     HETSTENCIL_THROW(InvalidArgument, fmt::format("--rows gives {} counts for {} devices ({})", o.rows.size(),
                                                   devices.size(), fmt::join(names, ",")));
@@ -90,7 +95,8 @@ int run_predict(const ModelOptions& o) {
   std::int64_t total = 0;  // each count is at most ny: no overflow
   for (std::int64_t r : rows) total += r;
   if (total != ny) {
-    HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not ny = " + std::to_string(ny));
+    HETSTENCIL_THROW(InvalidArgument, "--rows add up to " + std::to_string(total) + ", not the " + std::to_string(ny) +
+                                          (problem.dimension() == 3 ? " planes (nz)" : " rows (ny)"));
   }
   const Prediction pr = model.predict(problem, rows, o.problem.variant_choice());
   fmt::print("{:<8} {:>9} {:>12} {:>12} {:>12} {:>12} {:>10}\n", "device", "rows", "compute_ms", "exchange_ms",
@@ -99,9 +105,9 @@ int run_predict(const ModelOptions& o) {
     fmt::print("{:<8} {:>9} {:>12.4f} {:>12.4f} {:>12.4f} {:>12.4f} {:>10.4f}\n", d.name, d.rows, d.compute_s * 1e3,
                d.exchange_s * 1e3, d.exposed_s * 1e3, d.iteration_s * 1e3, d.check_s * 1e3);
   }
-  fmt::print("{} x {} {}, {} iterations, {} checks: {:.4f} ms an iteration, {:.4f} ms a check, set-up {:.4f} s, "
+  fmt::print("{} {}, {} iterations, {} checks: {:.4f} ms an iteration, {:.4f} ms a check, set-up {:.4f} s, "
              "tear-down {:.4f} s, total {:.4f} s\n",
-             o.problem.nx, ny, to_string(problem.precision), o.problem.iterations, pr.checks, pr.iteration_s * 1e3,
+             grid_of(problem), to_string(problem.precision), o.problem.iterations, pr.checks, pr.iteration_s * 1e3,
              pr.check_s * 1e3, pr.setup_s, pr.teardown_s, pr.total_s);
   for (const auto& n : pr.notes) fmt::print("note: {}\n", n);
   return 0;
@@ -111,14 +117,14 @@ int run_plan(const ModelOptions& o) {
   // plan takes the profile's devices, whatever cut of the cores they were measured in.
   const ProfileModel model(o.machine, o.profile, ProfileModel::Use::Plan);
   const Problem problem = problem_of(o);
-  const std::int64_t ny = problem.ny;
+  const std::int64_t ny = problem.dimension() == 3 ? problem.nz : problem.ny;  // units of the split axis
   const Plan plan = model.plan(problem, o.problem.variant_choice());
   if (o.json) {
     fmt::print("{}\n", to_json(plan, problem));
     return 0;
   }
   const Prediction& pr = *plan.prediction;
-  fmt::print("plan for {} x {} {}, {} iterations, from {}\n", o.problem.nx, ny, to_string(problem.precision),
+  fmt::print("plan for {} {}, {} iterations, from {}\n", grid_of(problem), to_string(problem.precision),
              o.problem.iterations, model.path());
   fmt::print("{:<8} {:>9} {:>7} {:>12} {:>12} {:>12} {:>12}\n", "device", "rows", "share", "compute_ms", "exchange_ms",
              "exposed_ms", "iter_ms");
