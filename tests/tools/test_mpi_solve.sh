@@ -78,9 +78,9 @@ case $case in
     # plans over every process's devices and the report puts the prediction
     # beside the measurement; the bits stay one process's.
     grid=(--nx 64 --ny 90 --iters 100)
-    "$cli" calibrate "${one[@]}" --threads 1 --nx 64 --precision double --budget 3 > /dev/null
+    "$cli" calibrate --devices cpu "${one[@]}" --threads 1 --nx 64 --precision double --budget 3 > /dev/null
     "$cli" "${solve[@]}" "${one[@]}" "${grid[@]}" -o "$dir/one.npy" > /dev/null
-    "${launch[@]}" "$cli" solve --threads 1 --no-learn --no-calibrate "${one[@]}" "${grid[@]}" --json \
+    "${launch[@]}" "$cli" solve --devices cpu --threads 1 --no-learn --no-calibrate "${one[@]}" "${grid[@]}" --json \
       -o "$dir/three.npy" > "$dir/three.json"
     cmp "$dir/one.npy" "$dir/three.npy" || fail "three processes' solution differs from one process's"
     [[ $(grep -c '"predicted_iteration_compute_s"' "$dir/three.json") == 3 ]] ||
