@@ -92,7 +92,7 @@ class ProcessTransport::End final : public Endpoint {
     }
   }
 
-  // The rows come into a buffer whose receive was posted at the end of the
+  // The rows arrive in a buffer whose receive is posted at the end of the
   // round before (expect), so that they land as soon as they are sent.
   Completion receive(Side side, std::int64_t t, std::int64_t rows) override {
     if (remote(side) < 0) return inner_.receive(side, t, rows);

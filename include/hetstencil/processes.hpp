@@ -9,8 +9,8 @@
 
 namespace hetstencil {
 
-/// Whether this build of hetstencil can solve over several processes (it was
-/// built with MPI, HETSTENCIL_MPI).
+/// Whether this build of hetstencil can solve over several processes (built
+/// with MPI: HETSTENCIL_MPI).
 HETSTENCIL_API bool has_mpi();
 
 /// Whether an MPI launcher (mpirun, mpiexec, srun) started this process: the

@@ -50,8 +50,8 @@ struct Report {
   std::int64_t nx = 0;                      ///< the grid's interior points along a row
   std::int64_t ny = 0;                      ///< the grid's interior rows
   Precision precision = Precision::Double;  ///< of the grid's values
-  /// The stencil was poisson5: the curves a run teaches (Runtime::learn) are
-  /// poisson5's rows; other stencils' runs teach nothing.
+  /// Whether the solve's stencil is poisson5: the curves a run teaches
+  /// (Runtime::learn) are poisson5's; other stencils' runs teach nothing.
   bool poisson5 = true;
   std::int64_t iterations = 0;              ///< iterations made
   bool converged = false;  ///< the tolerance was met (always false without one)
