@@ -93,7 +93,7 @@ Result reference_solve(const Problem& p) {
   report.initial_residual = r0;
   report.solve_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   // The split axis is the slowest: rows in 2-D, planes in 3-D.
-  const std::int64_t split = p.dimension() == 3 ? p.nz : p.ny;
+  const std::int64_t split = p.units();
   report.devices.push_back(DeviceReport{"reference", 1, split, report.solve_s, 0.0, 0.0, report.solve_s});
   return Result{report, std::move(u)};
 }

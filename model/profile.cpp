@@ -332,7 +332,7 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
   Problem& units = out.units;
   units.stencil = Stencil::builtin("poisson5");
   units.nx = unit_cells(problem);
-  units.ny = problem.dimension() == 3 ? problem.nz : problem.ny;
+  units.ny = problem.units();
   units.nz = 0;
   units.source = Source::spike();
   units.boundary = Boundary::constant(0.0);

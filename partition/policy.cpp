@@ -118,13 +118,15 @@ std::vector<std::int64_t> even_rows(std::int64_t ny, std::size_t devices) {
 Plan even_plan(const std::vector<DeviceInfo>& devices, const Problem& problem) {
   problem.validate();
   const auto n = static_cast<std::int64_t>(devices.size());
-  if (n > problem.ny) {
-    HETSTENCIL_THROW(InvalidArgument, "more devices (" + std::to_string(n) + ") than rows (" +
-                                          std::to_string(problem.ny) + "): use fewer devices or a taller grid");
+  const std::int64_t units = problem.units();
+  if (n > units) {
+    HETSTENCIL_THROW(InvalidArgument, "more devices (" + std::to_string(n) + ") than " +
+                                          (problem.dimension() == 3 ? "planes (" : "rows (") + std::to_string(units) +
+                                          "): use fewer devices or a larger grid");
   }
   Plan plan;
   std::int64_t first = 1;
-  for (std::int64_t rows : even_rows(problem.ny, devices.size())) {
+  for (std::int64_t rows : even_rows(units, devices.size())) {
     plan.parts.push_back(Assignment{plan.parts.size(), first, rows});
     first += rows;
   }

@@ -214,7 +214,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
 }  // namespace
 
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count) {
-  const std::int64_t units = problem.dimension() == 3 ? problem.nz : problem.ny;
+  const std::int64_t units = problem.units();
   const char* unit = problem.dimension() == 3 ? "planes" : "rows";
   if (plan.parts.empty()) HETSTENCIL_THROW(InvalidArgument, std::string("the plan gives ") + unit + " to no device");
   std::vector<bool> used(device_count, false);

@@ -6,7 +6,6 @@
 
 #include <spdlog/fmt/fmt.h>
 
-#include "core/even_split.hpp"
 #include "core/log.hpp"
 #include "devices/backend.hpp"
 #include "hetstencil/error.hpp"
@@ -118,27 +117,21 @@ class Reporting {
 // A stencil without a model and without a GPU kernel: every device that has a
 // kernel for it an equal share of the split axis's units, the others left out.
 Plan stencil_even_plan(const std::vector<DeviceInfo>& devices, const Problem& problem) {
-  problem.validate();
   std::vector<std::size_t> able;
-  Plan plan;
+  std::vector<DeviceInfo> able_infos;
+  std::vector<LeftOut> left_out;
   for (std::size_t k = 0; k < devices.size(); ++k) {
     if (runs_stencil(devices[k], problem.stencil)) {
       able.push_back(k);
+      able_infos.push_back(devices[k]);
     } else {
-      plan.left_out.push_back({devices[k].name, "no kernel for the stencil '" + problem.stencil.name + "' yet"});
+      left_out.push_back({devices[k].name, "no kernel for the stencil '" + problem.stencil.name + "' yet"});
     }
   }
-  const std::int64_t units = problem.dimension() == 3 ? problem.nz : problem.ny;
-  const auto n = static_cast<std::int64_t>(able.size());
-  if (n == 0) HETSTENCIL_THROW(InvalidArgument, "no device has a kernel for the stencil '" + problem.stencil.name + "'");
-  if (n > units) {
-    HETSTENCIL_THROW(InvalidArgument, "more devices (" + std::to_string(n) + ") than units of the split axis (" +
-                                          std::to_string(units) + "): use fewer devices or a larger grid");
-  }
-  for (std::int64_t k = 0; k < n; ++k) {
-    const Block b = even_block(units, n, k);
-    plan.parts.push_back(Assignment{able[static_cast<std::size_t>(k)], b.begin + 1, b.size()});
-  }
+  if (able.empty()) HETSTENCIL_THROW(InvalidArgument, "no device has a kernel for the stencil '" + problem.stencil.name + "'");
+  Plan plan = hetstencil::even_plan(able_infos, problem);
+  for (Assignment& part : plan.parts) part.device = able[part.device];  // its parts index `able`
+  plan.left_out = std::move(left_out);
   plan.origin = "even over the devices with a kernel for the stencil '" + problem.stencil.name + "'";
   return plan;
 }

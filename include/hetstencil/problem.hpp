@@ -160,6 +160,8 @@ struct HETSTENCIL_API Problem {
   int dimension() const { return stencil.dimension; }
   /// The grid's sizes: nz = 0 in 2-D, the ring as deep as the stencil's radius.
   GridShape shape() const { return GridShape{dimension() == 3 ? nz : 0, ny, nx, stencil.radius()}; }
+  /// Interior units of the split axis: ny rows in 2-D, nz planes in 3-D.
+  std::int64_t units() const { return dimension() == 3 ? nz : ny; }
   /// Interior cells, nx * ny (* nz in 3-D).
   std::int64_t cells() const { return nx * ny * (dimension() == 3 ? nz : 1); }
   /// Throws InvalidArgument naming the first thing wrong.

@@ -45,7 +45,7 @@ Problem problem_of(const Stencil& s, Precision precision, bool tolerance, int va
 
 // Uneven: the first device takes the fewest units, the last the most.
 Plan uneven_plan(const Problem& p, int devices) {
-  const std::int64_t units = p.dimension() == 3 ? p.nz : p.ny;
+  const std::int64_t units = p.units();
   const std::int64_t radius = p.stencil.radius();
   std::vector<Assignment> parts;
   std::int64_t first = 1;

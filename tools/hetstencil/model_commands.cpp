@@ -85,7 +85,7 @@ int run_predict(const ModelOptions& o) {
   std::vector<std::string> names;
   for (const auto& d : devices) names.push_back(d.name);
   const Problem problem = problem_of(o);
-  const std::int64_t ny = problem.dimension() == 3 ? problem.nz : problem.ny;  // units of the split axis
+  const std::int64_t ny = problem.units();
   if (!o.rows.empty() && o.rows.size() != devices.size()) {
     HETSTENCIL_THROW(InvalidArgument, fmt::format("--rows gives {} counts for {} devices ({})", o.rows.size(),
                                                   devices.size(), fmt::join(names, ",")));
@@ -117,7 +117,7 @@ int run_plan(const ModelOptions& o) {
   // plan takes the profile's devices, whatever cut of the cores they were measured in.
   const ProfileModel model(o.machine, o.profile, ProfileModel::Use::Plan);
   const Problem problem = problem_of(o);
-  const std::int64_t ny = problem.dimension() == 3 ? problem.nz : problem.ny;  // units of the split axis
+  const std::int64_t ny = problem.units();
   const Plan plan = model.plan(problem, o.problem.variant_choice());
   if (o.json) {
     fmt::print("{}\n", to_json(plan, problem));

@@ -87,7 +87,7 @@ Plan forced_plan(const SolveOptions& o, const Problem& p, const std::vector<Devi
                                           std::to_string(given) + " values for " + std::to_string(devices.size()) +
                                           " devices (" + fmt::format("{}", fmt::join(names, ",")) + ")");
   }
-  const std::int64_t units = p.dimension() == 3 ? p.nz : p.ny;  // the split axis: rows, or planes in 3-D
+  const std::int64_t units = p.units();
   if (!o.rows.empty()) check_row_counts("--rows", names, o.rows, units);
   return plan_of(names, o.rows.empty() ? rows_of_shares(o.split, units) : o.rows, devices);
 }
