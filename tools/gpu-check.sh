@@ -2,10 +2,14 @@
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
-#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [solves] [model] [accuracy] [blocked] [variants]
-#                      [throttled]                                                        (default: all)
+#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [solves] [scaling] [model] [accuracy] [blocked]
+#                      [variants] [throttled]                                             (default: all)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
+# solves: float 16384^2 on gpu0 (and 2, 4 GPUs), residual at the end and every iteration, and what
+# the check every iteration costs.
+# scaling: calibrate the GPUs (sync, blocked 8), then bench scaling (1..N GPUs, the NVIDIA sample's
+# problem), predicted beside measured per row.
 # model: for each device set of the machine (CPU socket + GPU, 2 GPUs, CPU + 2 GPUs)
 # and each problem (float/double, 16384^2 and 1024^2): calibrate, a planned solve
 # (predicted beside measured), and a sweep of one device's share (CSV + PNG).
@@ -20,7 +24,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests consumer sanitize bench solves model accuracy blocked variants throttled}
+parts=${*:-tests consumer sanitize bench solves scaling model accuracy blocked variants throttled}
 mkdir -p "$out"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
@@ -108,6 +112,7 @@ if want solves; then
   }
   solve gpu-f16k-1000 --devices gpu0 --precision float --nx 16384 --iters 1000
   solve gpu-f16k-1000-res1 --devices gpu0 --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
+  record "  residual every iteration costs" "$(python3 -c "import json,sys; a,b=(json.load(open(f))['solve_s'] for f in sys.argv[1:]); print('%+.1f%% over the end only' % (100*(b/a-1)))" "$out/solve-gpu-f16k-1000.json" "$out/solve-gpu-f16k-1000-res1.json" 2>/dev/null)"
   solve gpu-f16k-1000-blocked4 --devices gpu0 --precision float --nx 16384 --iters 1000 --variant blocked --depth 4
   solve gpu-f16k-1000-async3-16 --devices gpu0 --precision float --nx 16384 --iters 1000 --variant async3 --alpha 16
   for k in 2 4; do
@@ -116,6 +121,20 @@ if want solves; then
     solve ${k}gpu-f16k-1000 --devices "$list" --precision float --nx 16384 --iters 1000
     solve ${k}gpu-f16k-1000-res1 --devices "$list" --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
   done
+fi
+
+if want scaling; then
+  step "scaling: one solve over 1..N GPUs"
+  export XDG_CACHE_HOME=$out/cache-scaling
+  mkdir -p "$XDG_CACHE_HOME"
+  $bin calibrate --devices gpu --precision float --nx 16384 >"$out/calibrate-scaling.txt" 2>&1
+  $bin calibrate --devices gpu --precision float --nx 16384 --variant blocked --depth 8 >>"$out/calibrate-scaling.txt" 2>&1
+  kinds=both
+  [ "$gpus" -ge 2 ] || kinds=strong  # one GPU: weak is strong
+  $bin bench scaling --scaling $kinds --csv "$out/scaling.csv" 2>"$out/scaling.err" | tee "$out/scaling.txt"
+  while read -r kind checks n nx ny t speedup eff gcells pred meas err bits; do
+    record "scaling $kind $checks $n GPU" "$t s, x$speedup, eff $eff, $gcells GCells/s, iteration $pred ms predicted, $meas measured ($err), bits $bits"
+  done < <(grep -E '^(strong|weak) ' "$out/scaling.txt")
 fi
 
 if want model; then
@@ -195,8 +214,11 @@ fi
 if want variants; then
   step "GPU variants: time to sync's accuracy"
   $bin bench variants --csv "$out/variants.csv" | tee "$out/variants.txt"
+  # Every variant does less work an iteration than sync: slower per iteration is a regression.
   while read -r n variant param its ratio ms speedup rest; do
-    record "variant $n $variant $param" "iterations $its (x$ratio of sync), $ms ms, speedup $speedup $rest"
+    per_iter=$(awk '{print $(NF-2)}' <<<"$rest")
+    flag=$(awk -v v="$variant" -v p="$per_iter" 'BEGIN { if (v != "sync" && p + 0 < 1) print " REGRESSION: slower per iteration than sync" }')
+    record "variant $n $variant $param" "iterations $its (x$ratio of sync), $ms ms, speedup $speedup $rest$flag"
   done < <(grep -E '^ +[0-9]+ (sync|async|blocked)' "$out/variants.txt")
 fi
 

@@ -23,20 +23,31 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-/// Adds each row's segment sums in column order, and takes each row's largest
-/// |rho|: row_sums[r - 1] and row_max[r - 1] for slab rows 1..rows.
+/// Adds each row's segment sums in column order and takes the row's largest
+/// |rho|: row_sums[r - 1] and row_max[r - 1] for slab rows 1..rows. One warp a
+/// row: the lanes read 32 sums side by side, and every lane adds them one after
+/// the other, so lane 0 ends with the sequential sum.
 __global__ void row_sums_kernel(const double* __restrict__ segment_sums, const double* __restrict__ segment_max,
                                 std::int64_t segments, std::int64_t rows, double* __restrict__ row_sums,
                                 double* __restrict__ row_max) {
-  const std::int64_t r = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
-  if (r >= rows) return;
+  const std::int64_t r = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
+  const int lane = threadIdx.x & 31;
+  if (r >= rows) return;  // a whole warp at once
+  const double* sums = segment_sums + r * segments;
+  const double* maxima = segment_max + r * segments;
   double total = 0.0, largest = 0.0;
-  for (std::int64_t k = 0; k < segments; ++k) {
-    total += segment_sums[r * segments + k];
-    largest = fmax(largest, segment_max[r * segments + k]);
+  for (std::int64_t k0 = 0; k0 < segments; k0 += 32) {
+    const bool mine = k0 + lane < segments;
+    const double sum = mine ? sums[k0 + lane] : 0.0;
+    largest = fmax(largest, mine ? maxima[k0 + lane] : 0.0);
+    const int count = static_cast<int>(segments - k0 < 32 ? segments - k0 : 32);
+    for (int k = 0; k < count; ++k) total += __shfl_sync(0xffffffffu, sum, k);
   }
-  row_sums[r] = total;
-  row_max[r] = largest;
+  for (int d = 16; d >= 1; d /= 2) largest = fmax(largest, __shfl_down_sync(0xffffffffu, largest, d));
+  if (lane == 0) {
+    row_sums[r] = total;
+    row_max[r] = largest;
+  }
 }
 
 // Checks at most this many iterations apart keep a third buffer, so that the
@@ -161,6 +172,17 @@ class CudaDevice final : public Device {
   }
 
  private:
+  // What a check of an iterate fills: per segment of each row its folded
+  // squares and its band's largest |rho|, then per row their sum and maximum
+  // (row sums first), and those on the host.
+  struct CheckBuffers {
+    cuda::DeviceMemory segment_sums;
+    cuda::DeviceMemory segment_max;
+    cuda::DeviceMemory row_stats;
+    cuda::PinnedMemory host_row_stats;
+    cuda::Event copied;
+  };
+
   // The slab's rows as its transport sees them. The edge rows' host copies are
   // kept by the buffer iterate t lives in (a sync solve's t % buffers, a
   // blocked one's buffer of its round), which the neighbours empty before we
@@ -223,11 +245,8 @@ class CudaDevice final : public Device {
   void release() {
     for (auto& b : buffers_) b.reset();
     h2f_.reset();
-    segment_sums_.reset();
-    segment_max_.reset();
-    row_stats_.reset();
+    for (CheckBuffers& c : checks_) c = CheckBuffers();
     host_edges_.reset();
-    host_row_stats_.reset();
   }
 
   static int buffers_for(const StencilJob& job) {
@@ -243,8 +262,8 @@ class CudaDevice final : public Device {
     const std::size_t slab = static_cast<std::size_t>(slab_rows * layout.pitch) * sizeof(T);
     const std::size_t sums = static_cast<std::size_t>(rows.count * layout.segments) * sizeof(double);
     const bool h2f = job.grid_source || job.h2f != nullptr;
-    return static_cast<std::size_t>(buffers_for(job)) * slab + (h2f ? slab : 0) + 2 * sums +
-           2 * static_cast<std::size_t>(rows.count) * sizeof(double);
+    return static_cast<std::size_t>(buffers_for(job)) * slab + (h2f ? slab : 0) +
+           2 * (2 * sums + 2 * static_cast<std::size_t>(rows.count) * sizeof(double));
   }
 
   template <class T>
@@ -296,13 +315,16 @@ class CudaDevice final : public Device {
                                          static_cast<std::size_t>(slab_rows), cudaMemcpyHostToDevice),
                             context("copying the right-hand side to the GPU"));
     }
-    segment_sums_ = cuda::DeviceMemory(sums, context("allocating the residual sums"));
-    segment_max_ = cuda::DeviceMemory(sums, context("allocating the residual maxima"));
-    row_stats_ = cuda::DeviceMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating the row sums"));
+    for (CheckBuffers& c : checks_) {
+      c.segment_sums = cuda::DeviceMemory(sums, context("allocating the residual sums"));
+      c.segment_max = cuda::DeviceMemory(sums, context("allocating the residual maxima"));
+      c.row_stats = cuda::DeviceMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating the row sums"));
+      c.host_row_stats = cuda::PinnedMemory(2 * static_cast<std::size_t>(n) * sizeof(double),
+                                            context("allocating pinned row sums"));
+      c.copied = cuda::Event(context("creating an event"));
+    }
     host_edges_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(buffer_count_ * job_->halo_depth()) * row_bytes,
                                      context("allocating pinned edge rows"));
-    host_row_stats_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(n) * sizeof(double),
-                                         context("allocating pinned row sums"));
     main_ = cuda::Stream(context("creating its compute stream"));
     edge_ = cuda::Stream(context("creating its edge stream"), true);
     halo_.cuda_mover().use_stream(edge_);
@@ -313,7 +335,8 @@ class CudaDevice final : public Device {
       interior_start_[b] = cuda::Event(context("creating a timing event"), true);
       interior_done_[b] = cuda::Event(context("creating a timing event"), true);
     }
-    residual_copied_ = cuda::Event(context("creating an event"));
+    check_ = cuda::Stream(context("creating its residual stream"));
+    swept_ = cuda::Event(context("creating an event"));
     // The copies above ran on the legacy stream; the iterations run on
     // non-blocking streams, which do not wait for it (a device-to-device or
     // pageable copy may return before it is done).
@@ -325,7 +348,12 @@ class CudaDevice final : public Device {
     times_ = {};
   }
 
-  cuda::SweepArgs args(std::int64_t begin, std::int64_t end) const {
+  // The residual buffers of a check of iterate t: consecutive iterates use
+  // different ones, so the sums of one are gathered while the next is swept.
+  const CheckBuffers& check_of(std::int64_t t) const { return checks_[t % 2]; }
+
+  // The sweep of slab rows [begin, end) from iterate t.
+  cuda::SweepArgs args(std::int64_t t, std::int64_t begin, std::int64_t end) const {
     cuda::SweepArgs a;
     a.layout = layout_;
     a.row_begin = begin;
@@ -335,17 +363,9 @@ class CudaDevice final : public Device {
       a.spike_row = local_spike;
       a.spike_col = job_->spike_col;
     }
-    a.segment_sums = segment_sums_.get<double>();
-    a.segment_max = segment_max_.get<double>();
+    a.segment_sums = check_of(t).segment_sums.get<double>();
+    a.segment_max = check_of(t).segment_max.get<double>();
     return a;
-  }
-
-  // Band maxima land at a band's first row; the other rows must read zero.
-  void clear_maxima(std::int64_t begin, std::int64_t end, cudaStream_t stream) {
-    const std::size_t per_row = static_cast<std::size_t>(layout_.segments) * sizeof(double);
-    HETSTENCIL_CUDA_CHECK(cudaMemsetAsync(segment_max_.get<char>() + static_cast<std::size_t>(begin - 1) * per_row, 0,
-                                          static_cast<std::size_t>(end - begin) * per_row, stream),
-                          context("clearing the residual maxima"));
   }
 
   // Sweeps slab rows [begin, end) of iterate t into iterate t + 1, folding the
@@ -354,9 +374,8 @@ class CudaDevice final : public Device {
   void sweep(std::int64_t t, std::int64_t begin, std::int64_t end, bool residual, cudaStream_t stream) {
     const T* u = owned(buffers_[buffer_of(t)].get<T>());
     T* v = owned(buffers_[buffer_of(t + 1)].get<T>());
-    const auto a = args(begin, end);
+    const auto a = args(t, begin, end);
     if (residual) {
-      clear_maxima(begin, end, stream);
       cuda::launch_sweep<T, true, true>(u, v, owned(h2f_.get<T>()), a, stream);
     } else {
       cuda::launch_sweep<T, true, false>(u, v, owned(h2f_.get<T>()), a, stream);
@@ -364,25 +383,30 @@ class CudaDevice final : public Device {
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching a sweep"));
   }
 
-  // Queued on main_ once the residual kernels of a check are: the row sums and
-  // maxima, copied to host_row_stats_; residual_copied_ marks their arrival.
-  void queue_residual_gather() {
+  // Queued once the residual sweeps of iterate t are on main_: on the residual
+  // stream, which waits for them, the row sums and maxima, copied to the host;
+  // the check's `copied` event marks their arrival. main_ goes on sweeping.
+  void queue_residual_gather(std::int64_t t) {
     const std::int64_t n = rows_.count;
-    double* stats = row_stats_.get<double>();
-    row_sums_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, main_>>>(
-        segment_sums_.get<double>(), segment_max_.get<double>(), layout_.segments, n, stats, stats + n);
+    const CheckBuffers& c = check_of(t);
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(swept_, main_), context("recording the residual sweeps"));
+    HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(check_, swept_, 0), context("ordering the residual after its sweeps"));
+    double* stats = c.row_stats.get<double>();
+    row_sums_kernel<<<static_cast<unsigned>((n + 7) / 8), 256, 0, check_>>>(
+        c.segment_sums.get<double>(), c.segment_max.get<double>(), layout_.segments, n, stats, stats + n);
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the row sums"));
-    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(host_row_stats_.get(), stats, 2 * static_cast<std::size_t>(n) * sizeof(double),
-                                          cudaMemcpyDeviceToHost, main_),
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(c.host_row_stats.get(), stats, 2 * static_cast<std::size_t>(n) * sizeof(double),
+                                          cudaMemcpyDeviceToHost, check_),
                           context("copying the residual row sums"));
-    HETSTENCIL_CUDA_CHECK(cudaEventRecord(residual_copied_, main_), context("recording the residual"));
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(c.copied, check_), context("recording the residual"));
   }
 
-  // Waits for the gathered residual and joins the check of all devices.
+  // Waits for the gathered residual of iterate t and joins the check of all devices.
   CheckOutcome join_check(Endpoint& port, std::int64_t t) {
-    HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(residual_copied_), context("computing the residual"));
-    const double* row_max = host_row_stats_.get<double>() + rows_.count;
-    return port.check(t, host_row_stats_.get<double>(), *std::max_element(row_max, row_max + rows_.count));
+    const CheckBuffers& c = check_of(t);
+    HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(c.copied), context("computing the residual"));
+    const double* row_max = c.host_row_stats.get<double>() + rows_.count;
+    return port.check(t, c.host_row_stats.get<double>(), *std::max_element(row_max, row_max + rows_.count));
   }
 
   // The interior of the step from iterate t; it needs the edge rows of iterate t.
@@ -441,11 +465,10 @@ class CudaDevice final : public Device {
     for (std::int64_t t = 0;;) {
       if (job_->stop.checks_at(t)) {
         const Clock::time_point begin = Clock::now();
-        clear_maxima(1, n + 1, main_);
         cuda::launch_sweep<T, false, true>(owned(buffers_[current].get<T>()), nullptr, owned(h2f_.get<T>()),
-                                           args(1, n + 1), main_);
+                                           args(t, 1, n + 1), main_);
         HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
-        queue_residual_gather();
+        queue_residual_gather(t);
         const bool stop = join_check(port, t).stop || t >= job_->stop.max_iterations;
         times_.check_s += since(begin);
         if (stop) {
@@ -520,11 +543,10 @@ class CudaDevice final : public Device {
       if (t >= job_->stop.max_iterations) {
         const Clock::time_point begin = Clock::now();
         HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("finishing the ghost rows"));
-        clear_maxima(1, n + 1, main_);
         cuda::launch_sweep<T, false, true>(owned(buffers_[buffer_of(t)].get<T>()), nullptr, owned(h2f_.get<T>()),
-                                           args(1, n + 1), main_);
+                                           args(t, 1, n + 1), main_);
         HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
-        queue_residual_gather();
+        queue_residual_gather(t);
         join_check(port, t);
         final_t_ = t;
         final_buffer_ = buffer_of(t);
@@ -548,7 +570,7 @@ class CudaDevice final : public Device {
       if (check) {
         const Clock::time_point begin = Clock::now();
         HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_[buffer_of(t)], 0), context("joining the residual"));
-        queue_residual_gather();
+        queue_residual_gather(t);
         if (buffer_count_ == 3 && t + 1 < job_->stop.max_iterations) {
           queue_interior<T>(t + 1, job_->stop.checks_at(t + 1));
           interior_queued = true;
@@ -585,11 +607,8 @@ class CudaDevice final : public Device {
   int buffer_count_ = 2;
   cuda::DeviceMemory buffers_[3];
   cuda::DeviceMemory h2f_;
-  cuda::DeviceMemory segment_sums_;
-  cuda::DeviceMemory segment_max_;
-  cuda::DeviceMemory row_stats_;     // row sums, then row maxima
+  CheckBuffers checks_[2];
   cuda::PinnedMemory host_edges_;    // [buffer][side] rows for host neighbours
-  cuda::PinnedMemory host_row_stats_;
   cuda::Stream main_;
   cuda::Stream edge_;
   cuda::Event edge_done_[3];         // per buffer: the step from that iterate
@@ -597,7 +616,8 @@ class CudaDevice final : public Device {
   cuda::Event edge_swept_[3];
   cuda::Event interior_start_[3];
   cuda::Event interior_done_[3];
-  cuda::Event residual_copied_;
+  cuda::Stream check_;               // gathers a check's sums while main_ sweeps on
+  cuda::Event swept_;                // the residual sweeps queued on main_ so far
   std::int64_t ghosts_[2] = {1, 1};  // ghost rows above and below
   std::atomic<std::int64_t> held_[2] = {0, -1};  // a tile variant's: the iterate each buffer holds
   std::int64_t final_t_ = 0;

@@ -113,7 +113,7 @@ struct SweepArgs {
   std::int64_t spike_col = -1;
   // With the residual, per segment: [(row - 1) * segments + segment].
   double* segment_sums = nullptr;  // the folded squares of every row
-  double* segment_max = nullptr;   // the largest |rho| of a band, at its first row; zero elsewhere
+  double* segment_max = nullptr;   // the largest |rho| of the band, at each of its rows
 };
 
 // Blocks per SM the register budget must allow: more warps hide more memory
@@ -180,7 +180,11 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
   }
   if (kResidual) {
     for (int d = 16; d >= 1; d /= 2) largest = fmax(largest, __shfl_down_sync(0xffffffffu, largest, d));
-    if (lane == 0) a.segment_max[(r0 - 1) * s.segments + segment] = largest;
+    // At every row of the band: each row swept is written, so nothing has to
+    // be cleared before a check, whatever bands a launch cuts.
+    if (lane == 0) {
+      for (int k = 0; k < kBand && r0 + k < a.row_end; ++k) a.segment_max[(r0 + k - 1) * s.segments + segment] = largest;
+    }
   }
 }
 

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hetstencil/reference.hpp"
+#include "hetstencil/topology.hpp"
 #include "hetstencil/version.hpp"
 
 #include "tests/tools/cli_runner.hpp"
@@ -76,6 +77,7 @@ TEST(Cli, BadInputGivesAClearMessageAndNonZeroExit) {
   expect_failure("explode", "explode");
   expect_failure("bench variants --gpu 99 --sizes 64", "no CUDA device 99");
   expect_failure("bench variants --alphas 0", "--alphas");
+  if (load_topology().gpus.empty()) expect_failure("bench scaling --nx 64 --iters 2", "bench scaling needs GPUs");
   expect_failure("solve --nx 8 --variant async2 --cpu-devices 2 --devices cpu", "runs on one GPU alone");
   expect_failure("solve --nx 8 --variant blocked --depth 5 --cpu-devices 2 --devices cpu --rows 4,4", "has 4");
   expect_failure("solve --nx 8 --variant blocked --depth 40", "--depth");

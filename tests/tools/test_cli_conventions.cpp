@@ -135,6 +135,9 @@ TEST(CliConventions, EveryValueIsCheckedWithAMessageNamingItsOption) {
   expect_usage_error({"bench", "variants", "--alphas", "2,0"}, "--alphas: must be a whole number from 1 to 32");
   expect_usage_error({"bench", "variants", "--runs", "-3"}, "--runs: must be a whole number from 1");
   expect_usage_error({"bench", "variants", "--gpu", "-1"}, "--gpu: must be a whole number from 0");
+  expect_usage_error({"bench", "scaling", "--checks", "end,often"}, "--checks: must be end, every-k, every or blocked");
+  expect_usage_error({"bench", "scaling", "--gpus", "0"}, "--gpus: must be a whole number from 1");
+  expect_usage_error({"bench", "scaling", "--scaling", "sideways"}, "--scaling: must be strong, weak or both");
 }
 
 TEST(CliConventions, AHugeNumberIsCutInItsMessage) {
