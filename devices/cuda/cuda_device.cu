@@ -335,7 +335,10 @@ class CudaDevice final : public Device {
       interior_start_[b] = cuda::Event(context("creating a timing event"), true);
       interior_done_[b] = cuda::Event(context("creating a timing event"), true);
     }
-    check_ = cuda::Stream(context("creating its residual stream"));
+    // High priority, as the edge rows': its few blocks must not wait behind the
+    // next sweep's, or the host hears of the check a whole sweep late and the
+    // edge rows after it start late (a gap every other iteration on an H100).
+    check_ = cuda::Stream(context("creating its residual stream"), true);
     swept_ = cuda::Event(context("creating an event"));
     // The copies above ran on the legacy stream; the iterations run on
     // non-blocking streams, which do not wait for it (a device-to-device or
