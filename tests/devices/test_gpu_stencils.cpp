@@ -21,12 +21,6 @@ namespace {
 
 using testing_support::expect_same_bits;
 
-int gpus_needed(const std::string& devices) {
-  int n = 0;
-  for (std::size_t p = devices.find("gpu"); p != std::string::npos; p = devices.find("gpu", p + 1)) ++n;
-  return n;
-}
-
 RuntimeOptions on(const std::string& devices) {
   RuntimeOptions o;
   o.devices = devices;
