@@ -33,8 +33,8 @@ Problem problem_of(const Stencil& s, Precision precision, bool tolerance, int va
   Problem p;
   p.stencil = s;
   p.precision = precision;
-  p.nx = 150;
-  p.ny = s.dimension == 3 ? 11 : 29;
+  p.nx = 133;
+  p.ny = s.dimension == 3 ? 7 : 21;
   p.nz = s.dimension == 3 ? 19 : 0;
   if (variety % 2 == 0) {
     p.boundary = Boundary::constant(0.5);
