@@ -11,7 +11,10 @@ constexpr int kLanes = 32;
 constexpr int kCells = 4;                    // cells per lane, kLanes apart
 constexpr int kSegmentCells = kLanes * kCells;  // core/residual.hpp's segment
 constexpr int kWarps = 4;                    // lines side by side in a block
-constexpr int kWalk = 8;                     // lines each warp walks along the split axis
+// Units each warp walks along the split axis: in 3-D long enough that the 2r
+// planes a walk reads beyond its own are few (r = 4: a quarter more).
+constexpr int kWalkRows = 8;
+constexpr int kWalkPlanes = 32;
 constexpr unsigned kAll = 0xffffffffu;
 
 // Every point a description may have (radius 4 in 3 axes), and what the
@@ -27,9 +30,10 @@ struct PointTable {
   T weight[Capacity];
 };
 
-// The lines a block's warps walk: in 2-D, kWarps x kWalk consecutive units a
-// chunk, each warp kWalk of them; in 3-D, kWarps neighbouring rows (blockIdx.y)
-// across kWalk planes a chunk. Chunks beyond the grid's are taken in strides.
+// The lines a block's warps walk: in 2-D, kWarps x kWalkRows consecutive units
+// a chunk, each warp kWalkRows of them; in 3-D, kWarps neighbouring rows
+// (blockIdx.y) across kWalkPlanes planes a chunk. Chunks beyond the grid's
+// are taken in strides.
 template <class T, int Capacity, bool Update, bool Residual>
 __global__ void __launch_bounds__(kLanes * kWarps)
     stencil_kernel(const __grid_constant__ PointTable<T, Capacity> table, const StencilSlab slab,
@@ -45,8 +49,10 @@ __global__ void __launch_bounds__(kLanes * kWarps)
   for (int c = 0; c < kCells; ++c) valid[c] = x + c * kLanes < slab.nx;
   const T diagonal = table.diagonal;
   for (std::int64_t chunk = three_d ? blockIdx.z : blockIdx.y; chunk < chunks; chunk += three_d ? gridDim.z : gridDim.y) {
-    const std::int64_t first = pass.unit_begin + chunk * (three_d ? kWalk : kWarps * kWalk) + (three_d ? 0 : warp * kWalk);
-    for (int step = 0; step < kWalk; ++step) {
+    const std::int64_t first =
+        pass.unit_begin + (three_d ? chunk * kWalkPlanes : (chunk * kWarps + warp) * kWalkRows);
+    const int walk = three_d ? kWalkPlanes : kWalkRows;
+    for (int step = 0; step < walk; ++step) {
       const std::int64_t unit = first + step;
       if (unit >= pass.unit_end) break;  // the whole warp
       const std::int64_t at = unit * slab.unit_values + (three_d ? (slab.depth + line) * slab.cols : 0) + slab.depth + x;
@@ -58,6 +64,8 @@ __global__ void __launch_bounds__(kLanes * kWarps)
 #pragma unroll
         for (int c = 0; c < kCells; ++c) sum[c] = valid[c] ? w * p[o + c * kLanes] : T(0);
       }
+      // Unrolled so that several points' loads are in flight; the sum stays in order.
+#pragma unroll 4
       for (int k = 1; k < table.count; ++k) {
         const std::int64_t o = table.offset[k];
         const T w = table.weight[k];
@@ -129,7 +137,7 @@ void launch_with(const PointTable<T, Capacity>& table, const StencilSlab& slab, 
                  cudaStream_t stream) {
   const std::int64_t units = pass.unit_end - pass.unit_begin;
   const bool three_d = slab.three_d;
-  const std::int64_t per_chunk = three_d ? kWalk : kWarps * kWalk;
+  const std::int64_t per_chunk = three_d ? kWalkPlanes : kWarps * kWalkRows;
   const std::int64_t chunks = (units + per_chunk - 1) / per_chunk;
   const std::int64_t most = 65535;
   dim3 grid(static_cast<unsigned>(slab.segments), 1, 1);
