@@ -396,10 +396,30 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   std::vector<const DeviceSpec*> cpus, gpus;
   for (const auto& d : devices) (d.info.kind == DeviceKind::Gpu ? gpus : cpus).push_back(&d);
   if (!is_poisson5(o.stencil)) {
-    // The CPU devices' sweeps of the stencil alone: the GPUs, without a kernel
-    // for it, stay idle in its solves.
+    // The devices' sweeps of the stencil alone: the GPUs' first (quick), each
+    // on buffers of its own, then the CPU devices'.
     o.stencil.validate();
     for (Precision precision : o.precisions) grid_bytes(timing_job(o, precision, most).shape(), precision);
+    for (Precision precision : o.precisions) {
+      const std::string key = stencil_rate_key(problem_of(o, precision));
+      for (const DeviceSpec* g : gpus) {
+        if (!budget.allows(0.2)) {
+          out.skipped.push_back(g->info.name + " " + to_string(precision) + " " + o.stencil.name);
+          continue;
+        }
+        std::vector<RateCurve::Point> points, checks;
+        for (const RateSamples& sample :
+             device_for(topology, *g)->measure_sweeps(timing_job(o, precision, most), row_counts(most), o.repetitions, true)) {
+          points.push_back({sample.rows, robust_time(sample.sweep_s)});
+          checks.push_back({sample.rows, robust_time(sample.check_s)});
+        }
+        DeviceProfile& d = entry_of(profile, g->info);
+        d.kind = "gpu";
+        d.rates[key] = RateCurve(points);
+        d.checks[key] = RateCurve(checks);
+      }
+    }
+    budget.mark("GPU curves of " + o.stencil.name);
     for (Precision precision : o.precisions) cpu_curves(topology, cpus, {}, precision, o, most, budget, profile, out.skipped);
     budget.mark("CPU curves of " + o.stencil.name);
     out.seconds = budget.used();

@@ -28,8 +28,8 @@ struct CalibrationOptions {
   VariantChoice variant;      ///< besides sync, GPUs' curves and loops for this variant
   SolveTimer time_solve;      ///< required: see SolveTimer
   /// The stencil the curves are for. Another than poisson5 measures only the
-  /// CPU devices' sweeps (GPUs have no kernel for it; links, loops and set-up
-  /// are the stencil's bytes, measured with poisson5), under stencil_rate_key.
+  /// devices' sweeps (links, loops and set-up are the stencil's bytes,
+  /// measured with poisson5), under stencil_rate_key.
   Stencil stencil = Stencil::builtin("poisson5");
   std::int64_t ny = 0;  ///< a 3-D stencil's plane rows (its curves' rows are planes of ny x nx)
 };

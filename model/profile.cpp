@@ -360,7 +360,6 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
     d.rest.clear();
     d.rest_rows.clear();
     d.step.clear();
-    if (kind_of(stored) != DeviceKind::Cpu) continue;  // no kernel for other stencils
     if (const auto rate = stored.rates.find(own); rate != stored.rates.end()) {
       d.rates[as] = rate->second;
       if (const auto c = stored.checks.find(own); c != stored.checks.end()) d.checks[as] = c->second;
@@ -375,6 +374,9 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
       }
       continue;
     }
+    // A GPU runs other stencils with a generic kernel, which poisson5's tuned
+    // one is no guide to: its own curves or none.
+    if (kind_of(stored) != DeviceKind::Cpu) continue;
     // The nearest measured stencil's time per cell, scaled by cell cost.
     std::optional<std::pair<std::string, CurveOf>> best;
     for (const auto& [key, curve] : stored.rates) {

@@ -114,8 +114,9 @@ std::string stencil_rate_key(const Problem& problem);
 /// measured at the same precision that runs the same kernel (poisson5's own,
 /// or the one of every other stencil), has the same dimension and the nearest
 /// count of points, in that order: its time per cell scaled by
-/// cell_cost() (said so in `estimated`). GPUs have no kernel for other
-/// stencils: only their links and set-up stay.
+/// cell_cost() (said so in `estimated`); a GPU only from its own curves
+/// (its generic kernel is not poisson5's tuned one), else only its links and
+/// set-up stay.
 struct StencilModel {
   Profile profile;
   Problem units;          ///< the 2-D problem of units it plans and predicts

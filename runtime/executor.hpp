@@ -15,14 +15,6 @@
 
 namespace hetstencil {
 
-/// Whether `device` has a kernel for `stencil`: every device for poisson5, the
-/// CPU devices for any stencil.
-bool runs_stencil(const DeviceInfo& device, const Stencil& stencil);
-
-/// Throws InvalidArgument naming the device and the stencil where the plan
-/// gives units to a device without a kernel for the problem's stencil.
-void require_device_stencil(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices);
-
 /// Throws InvalidArgument unless the plan's parts are in order, cover the
 /// units of the split axis (rows 1..ny, planes 1..nz in 3-D) exactly once,
 /// and name distinct devices among `device_count`.

@@ -260,10 +260,6 @@ Prediction ProfileModel::predict(const Problem& problem, const std::vector<std::
   const StencilModel model = model_for_stencil(m.profile, problem);
   std::vector<PlannedDevice> planned;
   for (std::size_t k = 0; k < m.devices.size(); ++k) {
-    if (rows[k] > 0 && !runs_stencil(m.devices[k], problem.stencil)) {
-      HETSTENCIL_THROW(InvalidArgument, m.devices[k].name + " has no kernel for the stencil '" + problem.stencil.name +
-                                            "': give it 0 rows, or leave it out with --devices");
-    }
     planned.push_back({m.devices[k].name, m.devices[k].kind, rows[k]});
   }
   Prediction p = hetstencil::predict(model.profile, planned, model.units.precision, model.units.nx, problem.stop, variant);

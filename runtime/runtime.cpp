@@ -114,24 +114,10 @@ class Reporting {
   const void* outer_;
 };
 
-// A stencil without a model and without a GPU kernel: every device that has a
-// kernel for it an equal share of the split axis's units, the others left out.
+// A stencil without a model: every device (each has a kernel for any stencil)
+// an equal share of the split axis's units.
 Plan stencil_even_plan(const std::vector<DeviceInfo>& devices, const Problem& problem) {
-  std::vector<std::size_t> able;
-  std::vector<DeviceInfo> able_infos;
-  std::vector<LeftOut> left_out;
-  for (std::size_t k = 0; k < devices.size(); ++k) {
-    if (runs_stencil(devices[k], problem.stencil)) {
-      able.push_back(k);
-      able_infos.push_back(devices[k]);
-    } else {
-      left_out.push_back({devices[k].name, "no kernel for the stencil '" + problem.stencil.name + "' yet"});
-    }
-  }
-  if (able.empty()) HETSTENCIL_THROW(InvalidArgument, "no device has a kernel for the stencil '" + problem.stencil.name + "'");
-  Plan plan = hetstencil::even_plan(able_infos, problem);
-  for (Assignment& part : plan.parts) part.device = able[part.device];  // its parts index `able`
-  plan.left_out = std::move(left_out);
+  Plan plan = hetstencil::even_plan(devices, problem);
   plan.origin = "even over the devices with a kernel for the stencil '" + problem.stencil.name + "'";
   return plan;
 }
@@ -147,9 +133,9 @@ bool measured_stencil(const Profile& named, const std::vector<DeviceInfo>& devic
   });
 }
 
-// The model's plan of a stencil other than poisson5 over the devices of `even`
-// (those with a kernel for it), or `even` with the model's prediction where it
-// has no curve of one of them, measured or estimated.
+// The model's plan of a stencil other than poisson5 over the devices of `even`,
+// or `even` with the model's prediction where it has no curve of one of them,
+// measured or estimated.
 Plan stencil_model_plan(const std::optional<Profile>& named, const std::vector<DeviceInfo>& devices,
                         const Topology& topology, const Problem& problem, Plan even, const std::string& path) {
   if (!named) {

@@ -12,6 +12,7 @@
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/cuda_row_mover.hpp"
+#include "devices/cuda/cuda_stencil_runner.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
 #include "devices/cuda/variant_kernels.cuh"
 #include "devices/transport/transport.hpp"
@@ -68,7 +69,8 @@ class CudaDevice final : public Device {
         gpu_(gpu),
         host_cpus_(std::move(host_cpus)),
         own_core_(own_core),
-        halo_(*this, info_.name + " (CUDA device " + std::to_string(gpu) + ")") {
+        halo_(*this, info_.name + " (CUDA device " + std::to_string(gpu) + ")"),
+        any_stencil_(make_cuda_stencil_runner(info_.name, gpu_, host_cpus_)) {
     use("selecting the GPU");
     // Spinning is only fair on a core of our own (see make_cuda_device).
     const cudaError_t rc = cudaSetDeviceFlags(own_core_ ? cudaDeviceScheduleSpin : cudaDeviceScheduleBlockingSync);
@@ -88,6 +90,7 @@ class CudaDevice final : public Device {
   std::vector<RateSamples> measure_sweeps(const StencilJob& job, const std::vector<std::int64_t>& rows,
                                           int repetitions, bool /*checks*/,
                                           const std::function<void()>& /*before_each*/) override {
+    if (!job.poisson5) return any_stencil_->measure_sweeps(job, rows, repetitions);
     std::vector<RateSamples> out;
     for (const GpuRateSample& s : gpu_rate_samples(gpu_, job.precision, job.nx, rows, repetitions, job.variant)) {
       out.push_back({s.rows, {s.sweep_s}, {std::max(0.0, s.checked_sweep_s - s.sweep_s)}});
@@ -123,11 +126,13 @@ class CudaDevice final : public Device {
   }
 
   SweepVsCopy sweep_vs_copy(const StencilJob& job, int repetitions) override {
+    if (!job.poisson5) return any_stencil_->sweep_vs_copy(job, repetitions);
     return bench_gpu_sweep(gpu_, job.precision, job.nx, job.ny, repetitions);
   }
-  DeviceTimes times() const override { return times_; }
+  DeviceTimes times() const override { return other_stencil_ ? any_stencil_->times() : times_; }
 
   std::uint64_t slab_bytes(const StencilJob& job, RowRange rows) const override {
+    if (!job.poisson5) return any_stencil_->slab_bytes(job, rows);
     return dispatch(job.precision, [&](auto zero) { return bytes_needed<decltype(zero)>(job, rows); });
   }
 
@@ -144,20 +149,24 @@ class CudaDevice final : public Device {
   }
 
   void attach(const StencilJob& job, RowRange rows) override {
+    other_stencil_ = !job.poisson5;
+    if (other_stencil_) return any_stencil_->attach(job, rows);
     job_ = &job;
     rows_ = rows;
     dispatch(job.precision, [&](auto zero) { attach_typed<decltype(zero)>(); });
   }
 
-  HaloRows& halo() override { return halo_; }
+  HaloRows& halo() override { return other_stencil_ ? any_stencil_->halo() : halo_; }
 
   void run(Endpoint& port) override {
+    if (other_stencil_) return any_stencil_->run(port);
     bind_current_thread(info_.name, host_cpus_);
     use("starting the iterations");
     dispatch(job_->precision, [&](auto zero) { run_typed<decltype(zero)>(port); });
   }
 
   void detach() override {
+    if (other_stencil_) return any_stencil_->detach();
     use("copying the result back");
     if (job_->result) {
       const std::size_t value = value_bytes(job_->precision);
@@ -627,6 +636,9 @@ class CudaDevice final : public Device {
   int final_buffer_ = 0;             // the buffer holding iterate final_t_
   DeviceTimes times_;
   Halo halo_;
+  // Any other stencil's slab, runs and measurements; other_stencil_: the attached job's.
+  std::unique_ptr<CudaStencilRunner> any_stencil_;
+  bool other_stencil_ = false;
 };
 
 }  // namespace

@@ -1,0 +1,121 @@
+#include "devices/cuda/cuda_stencil_bench.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "core/dispatch.hpp"
+#include "core/robust.hpp"
+#include "core/stencil_terms.hpp"
+#include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/cuda_resources.hpp"
+#include "devices/cuda/cuda_timing.cuh"
+#include "devices/cuda/stencil_kernels.cuh"
+
+namespace hetstencil {
+namespace {
+
+// A slab of `units` interior units of job's shape and its radius of units
+// each side, two buffers of random values and the residual's sums.
+template <class T>
+struct BenchSlab {
+  BenchSlab(const StencilJob& job, std::int64_t units, const std::string& where)
+      : slab(cuda::StencilSlab::of(job.shape())),
+        code(stencil_terms<T>(job.stencil, job.shape())),
+        values(static_cast<std::size_t>((units + 2 * job.stencil.radius()) * job.unit_values())),
+        u(values * sizeof(T), where),
+        v(values * sizeof(T), where),
+        sums(static_cast<std::size_t>(units * slab.lines * slab.segments) * sizeof(double), where),
+        maxima(static_cast<std::size_t>(units * slab.lines * slab.segments) * sizeof(double), where),
+        stream(where) {
+    cuda::fill_random<T><<<1024, 256>>>(u.get<T>(), values);
+    cuda::fill_random<T><<<1024, 256>>>(v.get<T>(), values);
+    HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), where + " (filling)");
+  }
+
+  /// Sweeps interior units 1..units (after the radius of ghost units).
+  void sweep(std::int64_t radius, std::int64_t units, bool check) {
+    cuda::StencilPass<T> pass;
+    pass.in = u.get<T>();
+    pass.out = v.get<T>();
+    pass.unit_begin = radius;
+    pass.unit_end = radius + units;
+    if (check) {
+      pass.check_begin = pass.unit_begin;
+      pass.check_end = pass.unit_end;
+    }
+    pass.segment_sums = sums.get<double>();
+    pass.segment_max = maxima.get<double>();
+    code.launch(slab, pass, stream);
+  }
+
+  cuda::StencilSlab slab;
+  cuda::StencilCode<T> code;
+  std::size_t values;
+  cuda::DeviceMemory u, v, sums, maxima;
+  cuda::Stream stream;
+};
+
+template <class T>
+std::vector<GpuRateSample> rate_samples(int gpu, const StencilJob& job, const std::vector<std::int64_t>& rows,
+                                        int repetitions) {
+  const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its sweep of the stencil '" + job.stencil.name + "'";
+  HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
+  const std::int64_t radius = job.stencil.radius();
+  BenchSlab<T> slab(job, *std::max_element(rows.begin(), rows.end()), where);
+  std::vector<GpuRateSample> out;
+  for (std::int64_t r : rows) {
+    std::vector<double> plain, checked;
+    for (int rep = 0; rep < repetitions; ++rep) {
+      plain.push_back(cuda::median_seconds(where, 1, slab.stream, [&] { slab.sweep(radius, r, false); }));
+      checked.push_back(cuda::median_seconds(where, 1, slab.stream, [&] { slab.sweep(radius, r, true); }));
+    }
+    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), where);
+    out.push_back({r, robust_time(plain), robust_time(checked)});
+  }
+  return out;
+}
+
+template <class T>
+SweepVsCopy sweep_vs_copy(int gpu, const StencilJob& job, int repetitions) {
+  const GridShape shape = job.shape();
+  const std::string where = "gpu" + std::to_string(gpu) + ": benchmarking the stencil '" + job.stencil.name + "' on " +
+                            std::to_string(shape.nx) + " x " + std::to_string(shape.ny) +
+                            (shape.dimension() == 3 ? " x " + std::to_string(shape.nz) : std::string());
+  HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
+  SweepVsCopy r;
+  const std::int64_t units = job.units();
+  const cuda::StencilSlab slab = cuda::StencilSlab::of(shape);
+  const std::size_t buffer = static_cast<std::size_t>(shape.values()) * sizeof(T);
+  const std::size_t sums = static_cast<std::size_t>(units * slab.lines * slab.segments) * sizeof(double);
+  std::size_t free_bytes = 0, total = 0;
+  HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total), where);
+  if (2 * buffer + 2 * sums + (std::size_t(1) << 28) > free_bytes) {
+    r.skipped = true;
+    return r;
+  }
+  BenchSlab<T> bench(job, units, where);
+  const std::int64_t radius = job.stencil.radius();
+  r.sweep_s = cuda::median_seconds(where, repetitions, bench.stream, [&] { bench.sweep(radius, units, false); });
+  r.checked_sweep_s = cuda::median_seconds(where, repetitions, bench.stream, [&] { bench.sweep(radius, units, true); });
+  // The bytes a sweep reads once and writes once: the interior's values.
+  const std::size_t bytes = static_cast<std::size_t>(shape.nx * shape.ny * std::max<std::int64_t>(shape.nz, 1)) * sizeof(T);
+  r.copy_s = cuda::median_seconds(where, repetitions, bench.stream, [&] {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(bench.v.get(), bench.u.get(), bytes, cudaMemcpyDeviceToDevice, bench.stream),
+                          where);
+  });
+  HETSTENCIL_CUDA_CHECK(cudaGetLastError(), where);
+  return r;
+}
+
+}  // namespace
+
+std::vector<GpuRateSample> gpu_stencil_rate_samples(int gpu, const StencilJob& job, const std::vector<std::int64_t>& rows,
+                                                    int repetitions) {
+  return dispatch(job.precision, [&](auto zero) { return rate_samples<decltype(zero)>(gpu, job, rows, repetitions); });
+}
+
+SweepVsCopy bench_gpu_stencil_sweep(int gpu, const StencilJob& job, int repetitions) {
+  return dispatch(job.precision, [&](auto zero) { return sweep_vs_copy<decltype(zero)>(gpu, job, repetitions); });
+}
+
+}  // namespace hetstencil

@@ -1,0 +1,231 @@
+#include "devices/cuda/stencil_kernels.cuh"
+
+#include <algorithm>
+
+#include "hetstencil/stencil.hpp"
+
+namespace hetstencil::cuda {
+namespace {
+
+constexpr int kLanes = 32;
+constexpr int kCells = 4;                    // cells per lane, kLanes apart
+constexpr int kSegmentCells = kLanes * kCells;  // core/residual.hpp's segment
+constexpr int kWarps = 4;                    // lines side by side in a block
+// Units each warp walks along the split axis: in 3-D long enough that the 2r
+// planes a walk reads beyond its own are few (r = 4: a quarter more).
+constexpr int kWalkRows = 8;
+constexpr int kWalkPlanes = 32;
+constexpr unsigned kAll = 0xffffffffu;
+
+// Every point a description may have (radius 4 in 3 axes), and what the
+// built-ins and most descriptions fit in: a smaller argument to copy per launch.
+constexpr int kMostPoints = (2 * kMaxStencilRadius + 1) * (2 * kMaxStencilRadius + 1) * (2 * kMaxStencilRadius + 1);
+constexpr int kFewPoints = 32;
+
+template <class T, int Capacity>
+struct PointTable {
+  int count = 0;
+  T diagonal = T(0);
+  std::int64_t offset[Capacity];
+  T weight[Capacity];
+};
+
+// The lines a block's warps walk: in 2-D, kWarps x kWalkRows consecutive units
+// a chunk, each warp kWalkRows of them; in 3-D, kWarps neighbouring rows
+// (blockIdx.y) across kWalkPlanes planes a chunk. Chunks beyond the grid's
+// are taken in strides.
+template <class T, int Capacity, bool Update, bool Residual>
+__global__ void __launch_bounds__(kLanes * kWarps)
+    stencil_kernel(const __grid_constant__ PointTable<T, Capacity> table, const StencilSlab slab,
+                   const __grid_constant__ StencilPass<T> pass, std::int64_t chunks) {
+  const int lane = static_cast<int>(threadIdx.x);
+  const int warp = static_cast<int>(threadIdx.y);
+  const bool three_d = slab.three_d;
+  const std::int64_t line = three_d ? static_cast<std::int64_t>(blockIdx.y) * kWarps + warp : 0;
+  if (line >= slab.lines) return;  // the whole warp
+  const std::int64_t x = static_cast<std::int64_t>(blockIdx.x) * kSegmentCells + lane;
+  bool valid[kCells];
+#pragma unroll
+  for (int c = 0; c < kCells; ++c) valid[c] = x + c * kLanes < slab.nx;
+  const T diagonal = table.diagonal;
+  for (std::int64_t chunk = three_d ? blockIdx.z : blockIdx.y; chunk < chunks; chunk += three_d ? gridDim.z : gridDim.y) {
+    const std::int64_t first =
+        pass.unit_begin + (three_d ? chunk * kWalkPlanes : (chunk * kWarps + warp) * kWalkRows);
+    const int walk = three_d ? kWalkPlanes : kWalkRows;
+    for (int step = 0; step < walk; ++step) {
+      const std::int64_t unit = first + step;
+      if (unit >= pass.unit_end) break;  // the whole warp
+      const std::int64_t at = unit * slab.unit_values + (three_d ? (slab.depth + line) * slab.cols : 0) + slab.depth + x;
+      const T* p = pass.in + at;
+      T sum[kCells];
+      {
+        const std::int64_t o = table.offset[0];
+        const T w = table.weight[0];
+#pragma unroll
+        for (int c = 0; c < kCells; ++c) sum[c] = valid[c] ? w * p[o + c * kLanes] : T(0);
+      }
+      // Unrolled so that several points' loads are in flight; the sum stays in order.
+#pragma unroll 4
+      for (int k = 1; k < table.count; ++k) {
+        const std::int64_t o = table.offset[k];
+        const T w = table.weight[k];
+#pragma unroll
+        for (int c = 0; c < kCells; ++c) {
+          if (valid[c]) sum[c] = sum[c] + w * p[o + c * kLanes];
+        }
+      }
+      T sf[kCells];
+#pragma unroll
+      for (int c = 0; c < kCells; ++c) {
+        const std::int64_t cell = at + c * kLanes;
+        sf[c] = !valid[c] ? T(0) : pass.sf ? pass.sf[cell] : cell == pass.spike ? T(1) : T(0);
+      }
+      if (Update) {
+#pragma unroll
+        for (int c = 0; c < kCells; ++c) {
+          if (valid[c]) pass.out[at + c * kLanes] = (sum[c] + sf[c]) / diagonal;
+        }
+      }
+      if (Residual && unit >= pass.check_begin && unit < pass.check_end) {
+        double square[kCells];
+        double largest = 0.0;
+#pragma unroll
+        for (int c = 0; c < kCells; ++c) {
+          const double rho = valid[c] ? double(sf[c] - (diagonal * p[c * kLanes] - sum[c])) : 0.0;
+          square[c] = rho * rho;
+          largest = fmax(largest, fabs(rho));
+        }
+        // Cells k and k + h for h = 1..16 are lanes h apart; lane 0 ends with
+        // each 32-cell chunk's tree, then chunks 0 + 1, 2 + 3, and their sum.
+#pragma unroll
+        for (int h = 1; h < kLanes; h *= 2) {
+#pragma unroll
+          for (int c = 0; c < kCells; ++c) square[c] += __shfl_down_sync(kAll, square[c], h);
+          largest = fmax(largest, __shfl_xor_sync(kAll, largest, h));
+        }
+        if (lane == 0) {
+          const std::int64_t k = ((unit - pass.check_begin) * slab.lines + line) * slab.segments + blockIdx.x;
+          pass.segment_sums[k] = (square[0] + square[1]) + (square[2] + square[3]);
+          pass.segment_max[k] = largest;
+        }
+      }
+    }
+  }
+}
+
+__global__ void unit_sums_kernel(const StencilSlab slab, const double* __restrict__ segment_sums,
+                                 const double* __restrict__ segment_max, std::int64_t units,
+                                 double* __restrict__ unit_sums) {
+  const std::int64_t u = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x;
+  if (u >= units) return;
+  double total = 0.0, largest = 0.0;
+  for (std::int64_t line = 0; line < slab.lines; ++line) {
+    const std::int64_t first = (u * slab.lines + line) * slab.segments;
+    double row = 0.0;
+    for (std::int64_t s = 0; s < slab.segments; ++s) {
+      row += segment_sums[first + s];
+      largest = fmax(largest, segment_max[first + s]);
+    }
+    total += row;
+  }
+  unit_sums[u] = total;
+  unit_sums[units + u] = largest;
+}
+
+template <class T, int Capacity, bool Update, bool Residual>
+void launch_with(const PointTable<T, Capacity>& table, const StencilSlab& slab, const StencilPass<T>& pass,
+                 cudaStream_t stream) {
+  const std::int64_t units = pass.unit_end - pass.unit_begin;
+  const bool three_d = slab.three_d;
+  const std::int64_t per_chunk = three_d ? kWalkPlanes : kWarps * kWalkRows;
+  const std::int64_t chunks = (units + per_chunk - 1) / per_chunk;
+  const std::int64_t most = 65535;
+  dim3 grid(static_cast<unsigned>(slab.segments), 1, 1);
+  if (three_d) {
+    grid.y = static_cast<unsigned>((slab.lines + kWarps - 1) / kWarps);
+    grid.z = static_cast<unsigned>(std::min(chunks, most));
+  } else {
+    grid.y = static_cast<unsigned>(std::min(chunks, most));
+  }
+  stencil_kernel<T, Capacity, Update, Residual><<<grid, dim3(kLanes, kWarps), 0, stream>>>(table, slab, pass, chunks);
+}
+
+template <class T, int Capacity>
+void launch_table(const PointTable<T, Capacity>& table, const StencilSlab& slab, const StencilPass<T>& pass,
+                  cudaStream_t stream) {
+  const bool residual = pass.check_end > pass.check_begin;
+  if (!pass.out) {
+    launch_with<T, Capacity, false, true>(table, slab, pass, stream);
+  } else if (residual) {
+    launch_with<T, Capacity, true, true>(table, slab, pass, stream);
+  } else {
+    launch_with<T, Capacity, true, false>(table, slab, pass, stream);
+  }
+}
+
+template <class T, int Capacity>
+void fill(PointTable<T, Capacity>& table, const StencilTerms<T>& terms) {
+  table.count = static_cast<int>(terms.offsets.size());
+  table.diagonal = terms.diagonal;
+  for (int k = 0; k < table.count; ++k) {
+    table.offset[k] = terms.offsets[static_cast<std::size_t>(k)];
+    table.weight[k] = terms.weights[static_cast<std::size_t>(k)];
+  }
+}
+
+}  // namespace
+
+StencilSlab StencilSlab::of(const GridShape& shape) {
+  StencilSlab s;
+  s.three_d = shape.dimension() == 3;
+  s.nx = shape.nx;
+  s.lines = shape.dimension() == 3 ? shape.ny : 1;
+  s.cols = shape.cols();
+  s.unit_values = shape.dimension() == 3 ? shape.rows() * shape.cols() : shape.cols();
+  s.depth = shape.depth;
+  s.segments = (shape.nx + kSegmentCells - 1) / kSegmentCells;
+  return s;
+}
+
+// Descriptions of up to kFewPoints points launch with the small table; the
+// large one is made only for those with more.
+template <class T>
+struct StencilCode<T>::Tables {
+  PointTable<T, kFewPoints> few;
+  std::unique_ptr<PointTable<T, kMostPoints>> most;
+};
+
+template <class T>
+StencilCode<T>::StencilCode(const StencilTerms<T>& terms) : tables_(std::make_unique<Tables>()) {
+  if (terms.offsets.size() <= static_cast<std::size_t>(kFewPoints)) {
+    fill(tables_->few, terms);
+  } else {
+    tables_->most = std::make_unique<PointTable<T, kMostPoints>>();
+    fill(*tables_->most, terms);
+  }
+}
+
+template <class T>
+StencilCode<T>::~StencilCode() = default;
+
+template <class T>
+void StencilCode<T>::launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const {
+  if (pass.unit_end <= pass.unit_begin || slab.nx <= 0) return;
+  if (tables_->most) {
+    launch_table(*tables_->most, slab, pass, stream);
+  } else {
+    launch_table(tables_->few, slab, pass, stream);
+  }
+}
+
+template class StencilCode<float>;
+template class StencilCode<double>;
+
+void stencil_unit_sums(const StencilSlab& slab, const double* segment_sums, const double* segment_max,
+                       std::int64_t units, double* unit_sums, cudaStream_t stream) {
+  if (units <= 0) return;
+  unit_sums_kernel<<<static_cast<unsigned>((units + 127) / 128), 128, 0, stream>>>(slab, segment_sums, segment_max,
+                                                                                   units, unit_sums);
+}
+
+}  // namespace hetstencil::cuda

@@ -1,0 +1,86 @@
+// The GPU sweep of any stencil description (core/stencil_terms.hpp), one
+// kernel for every description: the points' offsets and weights travel as a
+// kernel argument (__grid_constant__, read through the constant cache, the
+// same value broadcast to a whole warp), so a stencil read from a file runs
+// without compiling anything. See docs/stencils.md, "How GPUs run a stencil".
+//
+// The slab is laid out as the grid is (units of the split axis one after the
+// other, each as dense as in the grid), so the grid's linear offsets serve it.
+// Each warp owns one 128-cell segment of a line (a row of a unit) and walks
+// along the split axis (down the rows in 2-D, across the planes of one row in
+// 3-D), each lane holding 4 cells 32 apart, so that every load of the warp is
+// coalesced; the lines before it are still in L1/L2 when it reads them again.
+// Each cell gets the operations of StencilTerms::update in its order (the
+// build uses -fmad=false), so the bits equal the CPU's. A checked sweep also
+// folds the residual of the iterate it reads, in the order of
+// core/residual.hpp: a segment's squares as a balanced tree (two lanes' cells
+// 1..16 apart by shuffles, then the 4 cells of lane 0), the segments of a line
+// in column order, the lines of a unit in row order (stencil_unit_sums).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "core/stencil_terms.hpp"
+
+namespace hetstencil::cuda {
+
+/// Where a stencil's slab lives on the GPU: unit u (0-based, ghost units
+/// included) at base + u * unit_values, laid out as in the grid.
+struct StencilSlab {
+  bool three_d = false;          ///< units are planes (else rows)
+  std::int64_t nx = 0;           ///< interior cells of a line
+  std::int64_t lines = 1;        ///< interior lines of a unit: ny in 3-D, 1 in 2-D
+  std::int64_t cols = 0;         ///< values of a row, ring included
+  std::int64_t unit_values = 0;  ///< values of a unit, ring included
+  std::int64_t depth = 1;        ///< the ring's depth: the stencil's radius
+  std::int64_t segments = 0;     ///< 128-cell segments of a line: ceil(nx / 128)
+
+  /// The slab of `shape`'s units (rows in 2-D, planes in 3-D).
+  static StencilSlab of(const GridShape& shape);
+};
+
+/// One launch: units [unit_begin, unit_end) of `in` swept into `out`, the
+/// residual of units [check_begin, check_end) among them folded on the way.
+template <class T>
+struct StencilPass {
+  const T* in = nullptr;
+  T* out = nullptr;               ///< nullptr: the residual alone
+  const T* sf = nullptr;          ///< s*f laid out as the slab, or nullptr: zero but at the spike
+  std::int64_t spike = -1;        ///< the spike's index in the slab (s*f = 1 there), or -1
+  std::int64_t unit_begin = 0;
+  std::int64_t unit_end = 0;
+  std::int64_t check_begin = 0;   ///< no residual where check_begin == check_end
+  std::int64_t check_end = 0;
+  /// Per checked line (unit - check_begin) * lines + line, per segment: the
+  /// segment's sum of rho^2 and largest |rho|.
+  double* segment_sums = nullptr;
+  double* segment_max = nullptr;
+};
+
+/// A stencil's points for the kernel, in precision T, made once per solve.
+template <class T>
+class StencilCode {
+ public:
+  explicit StencilCode(const StencilTerms<T>& terms);
+  ~StencilCode();
+  StencilCode(const StencilCode&) = delete;
+  StencilCode& operator=(const StencilCode&) = delete;
+
+  /// Queues `pass` on `stream` (nothing when it has no units); launch errors
+  /// are the caller's to check with cudaGetLastError.
+  void launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const;
+
+ private:
+  struct Tables;
+  std::unique_ptr<Tables> tables_;
+};
+
+/// Each checked unit's sum of rho^2 (its lines' segment sums in column order,
+/// the lines in order) and largest |rho|: unit_sums[k] and unit_sums[units + k].
+void stencil_unit_sums(const StencilSlab& slab, const double* segment_sums, const double* segment_max,
+                       std::int64_t units, double* unit_sums, cudaStream_t stream);
+
+}  // namespace hetstencil::cuda

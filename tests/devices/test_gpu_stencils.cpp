@@ -1,0 +1,194 @@
+// Any stencil on GPU devices, alone, beside CPU devices and beside another GPU,
+// gives the bits of the sequential reference over uneven splits of rows (2-D)
+// or planes (3-D), sync and blocked, with a fixed count of iterations and with
+// a tolerance stop; the asynchronous variants refuse it naming the stencil.
+// Skipped where there is no GPU (or not enough of them).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "devices/cuda/cuda_device.hpp"
+#include "devices/cuda/cuda_info.hpp"
+#include "hetstencil/error.hpp"
+#include "hetstencil/reference.hpp"
+#include "hetstencil/runtime.hpp"
+#include "tests/test_support.hpp"
+
+namespace hetstencil {
+namespace {
+
+using testing_support::expect_same_bits;
+
+RuntimeOptions on(const std::string& devices) {
+  RuntimeOptions o;
+  o.devices = devices;
+  return o;
+}
+
+// nx past one 128-cell segment, its last one partial; the spike and a constant
+// boundary, or a source and a boundary from functions.
+Problem problem_of(const Stencil& s, Precision precision, bool tolerance, int variety) {
+  Problem p;
+  p.stencil = s;
+  p.precision = precision;
+  p.nx = 133;
+  p.ny = s.dimension == 3 ? 7 : 21;
+  p.nz = s.dimension == 3 ? 19 : 0;
+  if (variety % 2 == 0) {
+    p.boundary = Boundary::constant(0.5);
+  } else if (s.dimension == 3) {
+    p.source = Source::from_function_3d([](double x, double y, double z) { return std::exp(x) * std::cos(3 * y) - z; });
+  } else {
+    p.source = Source::from_function([](double x, double y) { return std::exp(x) * std::cos(3 * y); });
+    p.boundary = Boundary::from_function([](double x, double y) { return x * x - y; });
+  }
+  if (tolerance) {
+    p.stop.max_iterations = 300;
+    p.stop.tolerance = 0.3;
+    p.stop.check_every = 7;
+  } else {
+    p.stop.max_iterations = 13;
+  }
+  return p;
+}
+
+// Offsets anywhere within radius 4, random weights, a dominant diagonal (the
+// tolerance stop is met); `points` above 32 takes the kernel's large table.
+Stencil random_stencil(int dimension, unsigned seed, std::size_t points) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> offset(-kMaxStencilRadius, kMaxStencilRadius);
+  std::uniform_real_distribution<double> weight(-1.0, 1.0);
+  Stencil s;
+  s.name = "random" + std::to_string(seed);
+  s.dimension = dimension;
+  while (s.points.size() < points) {
+    StencilPoint q{offset(rng), offset(rng), dimension == 3 ? offset(rng) : 0, weight(rng)};
+    bool fresh = !(q.dx == 0 && q.dy == 0 && q.dz == 0);
+    for (const StencilPoint& o : s.points) fresh = fresh && !(o.dx == q.dx && o.dy == q.dy && o.dz == q.dz);
+    if (fresh) s.points.push_back(q);
+  }
+  s.diagonal = static_cast<double>(points) + weight(rng);
+  s.source_scale = {0.5 + weight(rng), seed % 2 == 0};
+  return s;
+}
+
+std::vector<Stencil> stencils() {
+  std::vector<Stencil> out;
+  for (const std::string& name : builtin_stencil_names()) out.push_back(Stencil::builtin(name));
+  out.push_back(random_stencil(2, 21, 11));
+  out.push_back(random_stencil(3, 22, 13));
+  out.push_back(random_stencil(3, 23, 40));
+  return out;
+}
+
+// Uneven: each device but the last takes the radius x depth of units plus its
+// index (the first device the fewest), the last the rest.
+Plan uneven_plan(const Problem& p, std::size_t devices, int depth) {
+  const std::int64_t least = p.stencil.radius() * depth;
+  Plan plan;
+  std::int64_t first = 1;
+  for (std::size_t k = 0; k < devices; ++k) {
+    const std::int64_t count = k + 1 == devices ? p.units() - first + 1 : least + static_cast<std::int64_t>(k);
+    plan.parts.push_back({k, first, count});
+    first += count;
+  }
+  if (depth > 1) plan.variant = VariantChoice{Variant::Blocked, depth};
+  return plan;
+}
+
+std::vector<std::string> device_sets() {
+  std::vector<std::string> sets = {"gpu0", "cpu0,gpu0"};
+  if (cuda_device_count() >= 2) sets.insert(sets.end(), {"gpu0,gpu1", "gpu0,cpu0,gpu1"});
+  return sets;
+}
+
+void expect_reference(Runtime& runtime, const Problem& p, const Plan& plan) {
+  const Result reference = solve_reference(p);
+  const Result solved = runtime.solve(p, plan);
+  expect_same_bits(solved, reference);
+  EXPECT_EQ(solved.report.iterations, reference.report.iterations);
+  EXPECT_EQ(solved.report.residual.l2, reference.report.residual.l2);
+  EXPECT_EQ(solved.report.residual.max, reference.report.residual.max);
+}
+
+TEST(GpuStencils, EveryStencilOverUnevenSplitsGivesTheReferenceBits) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  for (const std::string& set : device_sets()) {
+    Runtime runtime(on(set));
+    int variety = 0;
+    for (const Stencil& s : stencils()) {
+      for (Precision precision : {Precision::Float, Precision::Double}) {
+        for (bool tolerance : {false, true}) {
+          const Problem p = problem_of(s, precision, tolerance, variety++);
+          SCOPED_TRACE(s.name + " on " + set + ", " + to_string(precision) + (tolerance ? ", tolerance" : ", fixed"));
+          expect_reference(runtime, p, uneven_plan(p, runtime.devices().size(), 1));
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuStencils, BlockedSweepsGiveTheReferenceBits) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  for (const std::string& set : device_sets()) {
+    Runtime runtime(on(set));
+    int variety = 0;
+    for (const Stencil& s : {Stencil::builtin("box9"), Stencil::builtin("star4"), random_stencil(3, 24, 9)}) {
+      for (int depth : {2, 3}) {
+        for (bool tolerance : {false, true}) {
+          Problem p = problem_of(s, variety % 3 ? Precision::Double : Precision::Float, tolerance, variety);
+          ++variety;
+          (p.dimension() == 3 ? p.nz : p.ny) = 4 * depth * p.stencil.radius() + 3;
+          SCOPED_TRACE(s.name + " on " + set + ", depth " + std::to_string(depth) + (tolerance ? ", tolerance" : ", fixed"));
+          expect_reference(runtime, p, uneven_plan(p, runtime.devices().size(), depth));
+        }
+      }
+    }
+  }
+}
+
+TEST(GpuStencils, TheAsynchronousVariantsRefuseAnyStencilButPoisson5) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  Runtime runtime(on("gpu0"));
+  const Problem p = problem_of(Stencil::builtin("box9"), Precision::Double, false, 0);
+  Plan plan = runtime.even_plan(p);
+  plan.variant = VariantChoice{Variant::Async2, 2};
+  try {
+    runtime.solve(p, plan);
+    FAIL() << "async2 ran box9";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("the async2 variant runs poisson5 only; the stencil 'box9' runs sync or blocked"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(GpuStencils, MeasurementsSweepTheJobsStencilAndShape) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  DeviceInfo info;
+  info.name = "gpu0";
+  info.kind = DeviceKind::Gpu;
+  auto device = make_cuda_device(info, 0, {}, false);
+  StencilJob job;
+  job.precision = Precision::Float;
+  job.stencil = Stencil::builtin("box27");
+  job.poisson5 = false;
+  job.nx = 256;
+  job.ny = 64;
+  job.nz = 48;
+  const std::vector<RateSamples> samples = device->measure_sweeps(job, {4, 32}, 3, true);
+  ASSERT_EQ(samples.size(), 2u);
+  EXPECT_EQ(samples[0].rows, 4);
+  EXPECT_GT(samples[0].sweep_s.front(), 0.0);
+  EXPECT_GT(samples[1].sweep_s.front(), 0.0);
+  const SweepVsCopy t = device->sweep_vs_copy(job, 3);
+  ASSERT_FALSE(t.skipped);
+  EXPECT_GT(t.sweep_s, 0.0);
+  EXPECT_GT(t.checked_sweep_s, 0.0);
+  EXPECT_GT(t.copy_s, 0.0);
+}
+
+}  // namespace
+}  // namespace hetstencil
