@@ -24,8 +24,8 @@ void add_problem_options(CLI::App* command, ProblemOptions& o) {
   command->add_option("--ny", o.ny, "interior rows (default: nx)")->transform(grid_size());
   command->add_option("--nz", o.nz, "interior planes, with a 3-D stencil (default: nx)")->transform(grid_size());
   command->add_option("--stencil", o.stencil,
-                      "a built-in stencil (hetstencil stencils lists them) or a JSON description (docs/stencils.md); "
-                      "the CPU devices solve any, the GPUs poisson5")
+                      "a built-in stencil (hetstencil stencils lists them) or a JSON description (docs/stencils.md), "
+                      "on every device")
       ->capture_default_str();
   command->add_option("--precision", o.precision, "float or double")->check(one_of({"float", "double"}))
       ->capture_default_str();

@@ -225,7 +225,7 @@ Command add_solve_command(CLI::App& app) {
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"
               "The right-hand side is a unit point load in the middle (s*f = 1 at one cell; s = h*h for poisson5).\n"
-              "The devices solve the stencil poisson5; --reference solves any stencil (--stencil) on one thread.\n"
+              "Every device solves any stencil (--stencil); --reference solves it on one thread, without devices.\n"
               "Results are bitwise equal to the sequential reference for any device split.\n"
               "Under an MPI launcher (mpirun -np N hetstencil solve ...) the processes solve together: rank 0 plans\n"
               "over every process's devices, prints the report and writes --output.");
