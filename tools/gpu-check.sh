@@ -214,12 +214,15 @@ fi
 if want variants; then
   step "GPU variants: time to sync's accuracy"
   $bin bench variants --csv "$out/variants.csv" | tee "$out/variants.txt"
-  # Every variant does less work an iteration than sync: slower per iteration is a regression.
   while read -r n variant param its ratio ms speedup rest; do
-    per_iter=$(awk '{print $(NF-2)}' <<<"$rest")
-    flag=$(awk -v v="$variant" -v p="$per_iter" 'BEGIN { if (v != "sync" && p + 0 < 1) print " REGRESSION: slower per iteration than sync" }')
-    record "variant $n $variant $param" "iterations $its (x$ratio of sync), $ms ms, speedup $speedup $rest$flag"
+    record "variant $n $variant $param" "iterations $its (x$ratio of sync), $ms ms, speedup $speedup $rest"
   done < <(grep -E '^ +[0-9]+ (sync|async|blocked)' "$out/variants.txt")
+  # Each variant's best parameter sweeps at least 1.2x as fast as sync per iteration (on an H100:
+  # async2 3.6x, async3 1.3x, blocked 1.5-2.2x); less is a regression (async3 once fell to 0.64x).
+  while read -r n variant best; do
+    record "variant $n $variant best" "${best}x sync per iteration$(awk -v b="$best" 'BEGIN { if (b < 1.2) print ": REGRESSION" }')"
+  done < <(awk '$2 ~ /^(async2|async3|blocked)$/ { k = $1 " " $2; if ($(NF-2) > best[k]) best[k] = $(NF-2) }
+                END { for (k in best) print k, best[k] }' "$out/variants.txt" | sort)
 fi
 
 if want throttled; then
