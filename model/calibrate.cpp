@@ -311,28 +311,29 @@ void link_curves(const Topology& topology, const std::vector<DeviceSpec>& specs,
   }
 }
 
-// What an iteration costs besides the sweep: the device alone, 4 rows, its real
-// loop. Two runs of different lengths, so that what a run costs once (threads,
-// the final residual) drops out of the per-iteration figure. For a GPU the
-// whole iteration (its loop outlasts a 4-row sweep); for a CPU the part beyond
-// the sweep.
-double loop_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision, std::int64_t nx,
-                    const RateCurve& curve, const VariantChoice& variant, const SolveTimer& time_solve) {
+// Seconds an iteration of the device's real loop takes, alone on a slab of
+// `rows` rows: two runs of different lengths (the longer about `seconds`, and
+// 100 to 600 iterations), so that what a run costs once (threads, the final
+// residual) drops out.
+double loop_iteration_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision, std::int64_t nx,
+                              std::int64_t rows, double sweep_s, const VariantChoice& variant,
+                              const SolveTimer& time_solve) {
   const std::unique_ptr<Device> device = device_for(topology, spec);
   const int spins = spin_limit_for(spec.info.threads, topology.hardware_threads());
   Problem p;
   p.nx = nx;
-  p.ny = 4;
+  p.ny = rows;
   p.precision = precision;
-  const Plan plan({{0, 1, 4}}, variant);
+  const Plan plan({{0, 1, rows}}, variant);
   const auto run_seconds = [&](std::int64_t iterations) {
     p.stop.max_iterations = iterations;
     return time_solve(p, plan, *device, spins);
   };
-  constexpr std::int64_t kShort = 100, kLong = 600;
-  run_seconds(kShort);  // warm-up
-  const double per_iteration = std::max(0.0, (run_seconds(kLong) - run_seconds(kShort)) / (kLong - kShort));
-  return spec.info.kind == DeviceKind::Gpu ? per_iteration : std::max(0.0, per_iteration - curve.seconds(4));
+  constexpr double kLongRunSeconds = 0.05;
+  const std::int64_t longer = sweep_s > 0.0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(kLongRunSeconds / sweep_s), 100, 600) : 600;
+  const std::int64_t shorter = longer / 6;
+  run_seconds(shorter);  // warm-up
+  return std::max(0.0, (run_seconds(longer) - run_seconds(shorter)) / static_cast<double>(longer - shorter));
 }
 
 // Set-up and tear-down as a solve makes them: the devices attach a slab and
@@ -442,7 +443,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       }
     }
     budget.mark("GPU curves");
-    const double after_curves = kSetupSeconds + kLoopSeconds * static_cast<double>(devices.size());
+    const double after_curves = kSetupSeconds + kLoopSeconds * static_cast<double>(devices.size() + gpus.size());
     cpu_curves(topology, cpus, gpus, precision, o, most, budget.leaving(after_curves), profile, out.skipped);
     budget.mark("CPU curves");
   }
@@ -457,8 +458,24 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
           out.skipped.push_back(spec.info.name + " " + to_string(precision) + " loop");
           continue;
         }
-        entry_of(profile, spec.info).step[rate_key(precision, o.nx, variant)] =
-            loop_seconds(topology, spec, precision, o.nx, *curve, variant, o.time_solve);
+        DeviceProfile& d = entry_of(profile, spec.info);
+        const std::string key = rate_key(precision, o.nx, variant);
+        const double small = loop_iteration_seconds(topology, spec, precision, o.nx, 4, curve->seconds(4), variant,
+                                                    o.time_solve);
+        // A CPU device's loop (its barrier, the hand-over) costs what it costs
+        // after any sweep: the part beyond a 4-row sweep. A GPU's host thread
+        // queues the next sweep while the last runs: on 4 rows its loop is the
+        // whole iteration, a floor; on a full slab what shows beyond the sweep
+        // (launch gaps, waits between its streams) is measured there.
+        d.step[key] = gpu ? small : std::max(0.0, small - curve->seconds(4));
+        if (!gpu) continue;
+        if (!budget.allows(kLoopSeconds)) {
+          out.skipped.push_back(spec.info.name + " " + to_string(precision) + " loop on " + std::to_string(most) + " rows");
+          continue;
+        }
+        const double full = loop_iteration_seconds(topology, spec, precision, o.nx, most, curve->seconds(most), variant,
+                                                   o.time_solve);
+        d.overhead[key] = std::max(0.0, full - curve->seconds(most));
       }
     }
   }

@@ -56,6 +56,10 @@ struct DeviceProfile {
   /// own loop (barriers, launches, waiting for the GPU), measured alone on a slab
   /// of 4 rows.
   std::map<std::string, double> step;
+  /// A GPU's: seconds an iteration of a full slab (the calibration's most rows)
+  /// costs beyond its sweep, by rate_key: kernel launches and the waits between
+  /// its streams that its host thread's loop does not hide (see docs/model.md).
+  std::map<std::string, double> overhead;
   TransferCurve setup_in;                  ///< attaching a slab of so many bytes (all devices at once)
   TransferCurve setup_out;                 ///< detaching it
   /// A CPU device beside GPUs: how much slower than its curve it swept in
