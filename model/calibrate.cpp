@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 
@@ -147,6 +148,26 @@ constexpr double kCpuPointSeconds = 0.02;
 constexpr int kCpuPasses = 4;
 constexpr int kRestRepetitions = 2;  // a pass, at each point, for each device's rest curve
 constexpr int kMostCpuRepetitions = 101;
+constexpr double kSettlingSeconds = 0.01;
+constexpr int kLeastSettlingSweeps = 2;
+constexpr int kMostSettlingSweeps = 20;
+
+// A CPU device's first sweeps of a row count after sweeping another run slow:
+// on the 2-core VM 2048 rows of 2048 doubles took 2.39, 2.23, 1.79, 1.59 ms
+// after the 1024-row point, and 1.31-1.39 ms an iteration in solves (and 1024
+// rows 1.28, 0.90 ms before 0.57-0.62 ms). A curve of the first few sweeps of
+// every point (its last points: 2 to 4 a pass) priced 2048 rows at 2.3 ms.
+// The first sweeps of each run, 10 ms' worth and at least 2, are dropped.
+int settling_sweeps(double estimate) {
+  if (!(estimate > 0.0)) return kLeastSettlingSweeps;
+  return std::clamp(static_cast<int>(std::ceil(kSettlingSeconds / estimate)), kLeastSettlingSweeps, kMostSettlingSweeps);
+}
+
+// `samples` without its first `settling`.
+void append_settled(std::vector<double>& to, const std::vector<double>& samples, int settling) {
+  const auto from = std::min(samples.size(), static_cast<std::size_t>(settling));
+  to.insert(to.end(), samples.begin() + static_cast<std::ptrdiff_t>(from), samples.end());
+}
 
 // Every CPU device sweeps at once, point by point, as in a solve: each sweep
 // starts on all of them together, so that devices that share a memory
@@ -230,7 +251,8 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
         // A check's cost, rarely paid, is measured once; pass 0 leaves room for the passes after it.
         const bool with_checks = pass == 0;
         const double runs = static_cast<double>(with_checks ? passes + 1 : 1);
-        if (!budget.allows(estimate * (reps + 1) * runs)) {
+        const int settling = settling_sweeps(estimate);
+        if (!budget.allows(estimate * (reps + settling + 1) * runs)) {
           if (pass == 0) {
             skipped.push_back("CPU devices, " + to_string(precision) + ", from " + std::to_string(rows[i]) + " rows");
           }
@@ -239,22 +261,24 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
         run_on_threads(
             devices.size(),
             [&](std::size_t k) {
-              const RateSamples got = devices[k]->measure_sweeps(job, {rows[i]}, reps, with_checks, start_together).front();
-              sweeps[k][i].insert(sweeps[k][i].end(), got.sweep_s.begin(), got.sweep_s.end());
-              checks[k][i].insert(checks[k][i].end(), got.check_s.begin(), got.check_s.end());
+              const RateSamples got =
+                  devices[k]->measure_sweeps(job, {rows[i]}, reps + settling, with_checks, start_together).front();
+              append_settled(sweeps[k][i], got.sweep_s, settling);
+              append_settled(checks[k][i], got.check_s, settling);
             },
             [&] { abort = true; });
         // Each device in turn takes the point's rows, the others the rest.
         if (rests && pass > 0 &&
-            budget.allows(static_cast<double>(devices.size() * (kRestRepetitions + 1)) * seconds_at(measured - 1))) {
+            budget.allows(static_cast<double>(devices.size() * (kRestRepetitions + settling + 1)) *
+                          seconds_at(measured - 1))) {
           for (std::size_t j = 0; j < devices.size(); ++j) {
             run_on_threads(
                 devices.size(),
                 [&](std::size_t k) {
                   const std::int64_t r = k == j ? rows[i] : others_rows(rows[i]);
                   const RateSamples got =
-                      devices[k]->measure_sweeps(job, {r}, kRestRepetitions, false, start_together).front();
-                  if (r >= 1) rest[k][r].insert(rest[k][r].end(), got.sweep_s.begin(), got.sweep_s.end());
+                      devices[k]->measure_sweeps(job, {r}, kRestRepetitions + settling, false, start_together).front();
+                  if (r >= 1) append_settled(rest[k][r], got.sweep_s, settling);
                 },
                 [&] { abort = true; });
           }
