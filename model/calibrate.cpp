@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "core/log.hpp"
 #include "devices/backend.hpp"
@@ -336,12 +337,14 @@ void link_curves(const Topology& topology, const std::vector<DeviceSpec>& specs,
 }
 
 // Seconds an iteration of the device's real loop takes, alone on a slab of
-// `rows` rows: two runs of different lengths (the longer about `seconds`, and
-// 100 to 600 iterations), so that what a run costs once (threads, the final
-// residual) drops out.
-double loop_iteration_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision, std::int64_t nx,
-                              std::int64_t rows, double sweep_s, const VariantChoice& variant,
-                              const SolveTimer& time_solve) {
+// `rows` rows: two runs of different lengths (the longer about 50 ms, and 100
+// to 600 iterations), so that what a run costs once (threads, the final
+// residual) drops out. Nothing when, after a first run (its set-up too: a
+// GPU's full slab is copied in and out), the two would not fit in `budget`.
+std::optional<double> loop_iteration_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision,
+                                             std::int64_t nx, std::int64_t rows, double sweep_s,
+                                             const VariantChoice& variant, const SolveTimer& time_solve,
+                                             const Budget& budget) {
   const std::unique_ptr<Device> device = device_for(topology, spec);
   const int spins = spin_limit_for(spec.info.threads, topology.hardware_threads());
   Problem p;
@@ -354,9 +357,12 @@ double loop_iteration_seconds(const Topology& topology, const DeviceSpec& spec, 
     return time_solve(p, plan, *device, spins);
   };
   constexpr double kLongRunSeconds = 0.05;
-  const std::int64_t longer = sweep_s > 0.0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(kLongRunSeconds / sweep_s), 100, 600) : 600;
+  const std::int64_t longer =
+      sweep_s > 0.0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(kLongRunSeconds / sweep_s), 100, 600) : 600;
   const std::int64_t shorter = longer / 6;
+  const Clock::time_point begin = Clock::now();
   run_seconds(shorter);  // warm-up
+  if (!budget.allows(2.0 * since(begin) + static_cast<double>(longer) * sweep_s)) return std::nullopt;
   return std::max(0.0, (run_seconds(longer) - run_seconds(shorter)) / static_cast<double>(longer - shorter));
 }
 
@@ -478,28 +484,32 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       for (const VariantChoice& variant : gpu ? swept(o) : std::vector<VariantChoice>{{}}) {
         auto curve = profile.rate(device_key(spec.info), precision, o.nx, variant);
         if (!curve) continue;
-        if (!budget.allows(kLoopSeconds)) {
-          out.skipped.push_back(spec.info.name + " " + to_string(precision) + " loop");
-          continue;
-        }
+        const std::string what = spec.info.name + " " + to_string(precision) +
+                                 (variant.variant == Variant::Sync ? "" : " " + to_string(variant.variant));
+        const auto loop = [&](std::int64_t rows) -> std::optional<double> {
+          if (!budget.allows(kLoopSeconds)) return std::nullopt;
+          return loop_iteration_seconds(topology, spec, precision, o.nx, rows, curve->seconds(rows), variant,
+                                        o.time_solve, budget);
+        };
         DeviceProfile& d = entry_of(profile, spec.info);
         const std::string key = rate_key(precision, o.nx, variant);
-        const double small = loop_iteration_seconds(topology, spec, precision, o.nx, 4, curve->seconds(4), variant,
-                                                    o.time_solve);
+        const auto small = loop(4);
+        if (!small) {
+          out.skipped.push_back(what + " loop");
+          continue;
+        }
         // A CPU device's loop (its barrier, the hand-over) costs what it costs
         // after any sweep: the part beyond a 4-row sweep. A GPU's host thread
         // queues the next sweep while the last runs: on 4 rows its loop is the
         // whole iteration, a floor; on a full slab what shows beyond the sweep
         // (launch gaps, waits between its streams) is measured there.
-        d.step[key] = gpu ? small : std::max(0.0, small - curve->seconds(4));
+        d.step[key] = gpu ? *small : std::max(0.0, *small - curve->seconds(4));
         if (!gpu) continue;
-        if (!budget.allows(kLoopSeconds)) {
-          out.skipped.push_back(spec.info.name + " " + to_string(precision) + " loop on " + std::to_string(most) + " rows");
-          continue;
+        if (const auto full = loop(most)) {
+          d.overhead[key] = std::max(0.0, *full - curve->seconds(most));
+        } else {
+          out.skipped.push_back(what + " loop on " + std::to_string(most) + " rows");
         }
-        const double full = loop_iteration_seconds(topology, spec, precision, o.nx, most, curve->seconds(most), variant,
-                                                   o.time_solve);
-        d.overhead[key] = std::max(0.0, full - curve->seconds(most));
       }
     }
   }
