@@ -268,9 +268,14 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
               append_settled(checks[k][i], got.check_s, settling);
             },
             [&] { abort = true; });
-        // Each device in turn takes the point's rows, the others the rest.
+        // Each device in turn takes the point's rows, the others the rest:
+        // settled by the longer of the two sweeps.
+        const double others_s = rests && measured > 0 ? seconds_at(measured - 1) * static_cast<double>(others_rows(rows[i])) /
+                                                   static_cast<double>(rows[measured - 1])
+                                             : 0.0;
+        const int rest_settling = settling_sweeps(std::max(estimate, others_s));
         if (rests && pass > 0 &&
-            budget.allows(static_cast<double>(devices.size() * (kRestRepetitions + settling + 1)) *
+            budget.allows(static_cast<double>(devices.size() * (kRestRepetitions + rest_settling + 1)) *
                           seconds_at(measured - 1))) {
           for (std::size_t j = 0; j < devices.size(); ++j) {
             run_on_threads(
@@ -278,8 +283,9 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
                 [&](std::size_t k) {
                   const std::int64_t r = k == j ? rows[i] : others_rows(rows[i]);
                   const RateSamples got =
-                      devices[k]->measure_sweeps(job, {r}, kRestRepetitions + settling, false, start_together).front();
-                  if (r >= 1) append_settled(rest[k][r], got.sweep_s, settling);
+                      devices[k]->measure_sweeps(job, {r}, kRestRepetitions + rest_settling, false, start_together)
+                          .front();
+                  if (r >= 1) append_settled(rest[k][r], got.sweep_s, rest_settling);
                 },
                 [&] { abort = true; });
           }
