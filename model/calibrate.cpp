@@ -161,7 +161,8 @@ constexpr int kMostSettlingSweeps = 20;
 // The first sweeps of each run, 10 ms' worth and at least 2, are dropped.
 int settling_sweeps(double estimate) {
   if (!(estimate > 0.0)) return kLeastSettlingSweeps;
-  return std::clamp(static_cast<int>(std::ceil(kSettlingSeconds / estimate)), kLeastSettlingSweeps, kMostSettlingSweeps);
+  return std::clamp(static_cast<int>(std::ceil(kSettlingSeconds / estimate)), kLeastSettlingSweeps,
+                    kMostSettlingSweeps);
 }
 
 // `samples` without its first `settling`.
@@ -270,9 +271,10 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
             [&] { abort = true; });
         // Each device in turn takes the point's rows, the others the rest:
         // settled by the longer of the two sweeps.
-        const double others_s = rests && measured > 0 ? seconds_at(measured - 1) * static_cast<double>(others_rows(rows[i])) /
-                                                   static_cast<double>(rows[measured - 1])
-                                             : 0.0;
+        const double others_s = rests && measured > 0 ? seconds_at(measured - 1) *
+                                                            static_cast<double>(others_rows(rows[i])) /
+                                                            static_cast<double>(rows[measured - 1])
+                                                      : 0.0;
         const int rest_settling = settling_sweeps(std::max(estimate, others_s));
         if (rests && pass > 0 &&
             budget.allows(static_cast<double>(devices.size() * (kRestRepetitions + rest_settling + 1)) *

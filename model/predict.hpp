@@ -92,9 +92,9 @@ std::int64_t residual_checks(const StopRule& stop, std::int64_t iterations);
 /// the excess over the interior sweep is exposed, besides its overhead (what
 /// an iteration of a full slab costs beyond its sweep), its loop a floor. A
 /// blocked split sweeps its ghost zones too (K - 1 rows a side with a
-/// neighbour) and exchanges K rows every K iterations, exposed. A device with 0 rows is left out. Throws
-/// InvalidArgument when a device has no rate curve for the precision, or
-/// negative rows, or when no device has rows.
+/// neighbour) and exchanges K rows every K iterations, exposed. A device with
+/// 0 rows is left out. Throws InvalidArgument when a device has no rate curve
+/// for the precision, or negative rows, or when no device has rows.
 Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
                    std::int64_t nx, const StopRule& stop, const VariantChoice& variant = {});
 
