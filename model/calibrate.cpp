@@ -14,6 +14,7 @@
 #include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
+#include "hetstencil/statistics.hpp"
 #include "core/robust.hpp"
 #include "core/dispatch.hpp"
 #include "core/timing_grid.hpp"
@@ -421,12 +422,26 @@ void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs
   }
 }
 
+// Other processes crowding the host while it calibrated are in every figure:
+// on the 2-core VM the same solve took 10.3-10.8 ms an iteration alone and
+// 21-67 ms beside compilers, and a calibration taken beside them predicted
+// 18-48 ms (docs/model.md). Said, so that a prediction off by as much is read
+// as the host's.
+void say_if_crowded(const HostLoad& load) {
+  const HostLoad::Figures host = load.since_start();
+  if (!host.crowded()) return;
+  log::warn("calibration: other processes used {:.1f} cores while it ran ({:.1f} left idle); its figures are for "
+            "that load, and a solve at another moment may take more or less by as much",
+            host.others, host.idle);
+}
+
 }  // namespace
 
 Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
                       const CalibrationOptions& o, Profile profile) {
   if (!o.time_solve) HETSTENCIL_THROW(InvalidArgument, "calibration needs a solve timer (CalibrationOptions::time_solve)");
   Budget budget(o.budget_s);
+  const HostLoad load;
   Calibration out;
   profile.fingerprint = fingerprint_of(topology);
   const std::int64_t most = o.max_rows > 0 ? o.max_rows : o.nx;
@@ -441,6 +456,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
     for (Precision precision : o.precisions) grid_bytes(timing_job(o, precision, most).shape(), precision);
     for (Precision precision : o.precisions) cpu_curves(topology, cpus, {}, precision, o, most, budget, profile, out.skipped);
     budget.mark("CPU curves of " + o.stencil.name);
+    say_if_crowded(load);
     out.seconds = budget.used();
     out.profile = std::move(profile);
     return out;
@@ -535,6 +551,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
   } else {
     out.skipped.push_back("set-up and tear-down");
   }
+  say_if_crowded(load);
   out.seconds = budget.used();
   out.profile = std::move(profile);
   return out;

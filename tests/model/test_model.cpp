@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "hetstencil/error.hpp"
+#include "hetstencil/statistics.hpp"
 #include "model/curves.hpp"
 #include "model/learn.hpp"
 #include "model/predict.hpp"
@@ -16,6 +17,21 @@ namespace hetstencil {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Others crowd a measurement when they take more than 0.2 cores and more than
+// the host left idle; on Linux the figures are read (this process excluded).
+TEST(HostLoad, OthersCrowdOnlyBeyondWhatWasIdle) {
+  EXPECT_TRUE((HostLoad::Figures{1.3, 0.2}.crowded()));
+  EXPECT_FALSE((HostLoad::Figures{1.3, 6.0}.crowded())) << "a daemon on a spare core of a large host";
+  EXPECT_FALSE((HostLoad::Figures{0.1, 0.0}.crowded()));
+  EXPECT_FALSE((HostLoad::Figures{}.crowded())) << "unread figures";
+  const HostLoad load;
+  volatile double x = 0.0;
+  for (int k = 0; k < 20000000; ++k) x = x + 1.0;  // this process's own work
+  const HostLoad::Figures f = load.since_start();
+  EXPECT_GE(f.others, 0.0);
+  EXPECT_GE(f.idle, 0.0);
+}
 
 TEST(Robust, OneSpikeChangesNothing) {
   std::vector<double> ms(21, 1.0);
