@@ -61,6 +61,13 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
     } else {
       notes_.push_back("no loop figure for " + d.name + ": its loop taken as free");
     }
+    if (d.kind == DeviceKind::Gpu) {
+      if (dev != profile.devices.end() && dev->second.overhead.count(key)) {
+        e.overhead = dev->second.overhead.at(key);
+      } else {
+        notes_.push_back("no overhead figure for " + d.name + ": its iterations priced at their sweep or its loop");
+      }
+    }
     for (std::size_t nb : {k - 1, k + 1}) {
       if (nb >= devices.size()) continue;  // k - 1 wraps for k == 0
       e.exchange += link(devices[nb].name, d.name);
@@ -99,14 +106,15 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   p.exchange_s = e.exchange / static_cast<double>(depth());
   if (depth() > 1 && neighbours > 0) {
     // Rounds: K sweeps, then the exchange, waited for.
-    const double loop = e.device.kind == DeviceKind::Gpu ? std::max(0.0, e.step - p.compute_s) : e.step;
+    const double loop = e.device.kind == DeviceKind::Gpu ? std::max(e.overhead, e.step - p.compute_s) : e.step;
     p.exposed_s = loop + p.exchange_s;
   } else if (e.device.kind == DeviceKind::Gpu) {
     // The exchange runs while the interior sweeps: only what outlasts it
-    // shows. The host's loop bounds the iteration from below.
+    // shows, and the GPU's own overhead. The host's loop bounds the iteration
+    // from below.
     const double edges = e.rate.seconds(std::min<std::int64_t>(rows, 2));
     const double interior = e.rate.seconds(std::max<std::int64_t>(rows - 2, 0));
-    const double overlapped = p.compute_s + std::max(0.0, edges + e.exchange - interior);
+    const double overlapped = p.compute_s + e.overhead + std::max(0.0, edges + e.exchange - interior);
     p.exposed_s = std::max(overlapped, e.step) - p.compute_s;
   } else {
     p.exposed_s = e.exchange + e.step;  // after the sweep, behind a barrier

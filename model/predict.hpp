@@ -58,6 +58,7 @@ class SplitModel {
     std::int64_t rest_rows = 0;
     double priced_slower = 1.0;
     double step = 0.0;        // its own loop
+    double overhead = 0.0;    // a GPU's: an iteration of a full slab beyond its sweep
     double exchange = 0.0;    // its ghost rows' trips (and its edges' to host neighbours)
     double to_next = 0.0;     // a row's trip to the next device, and back
     double from_next = 0.0;
@@ -88,11 +89,12 @@ std::int64_t residual_checks(const StopRule& stop, std::int64_t iterations);
 /// The whole run of `stop` (all max_iterations: a tolerance may end it
 /// sooner). A CPU device exchanges after its sweep (the exchange is exposed); a
 /// GPU sweeps its edge rows first and exchanges while the interior runs, so only
-/// the excess over the interior sweep is exposed. A blocked split sweeps its
-/// ghost zones too (K - 1 rows a side with a neighbour) and exchanges K rows
-/// every K iterations, exposed. A device with 0 rows is left out. Throws
-/// InvalidArgument when a device has no rate curve for the precision, or
-/// negative rows, or when no device has rows.
+/// the excess over the interior sweep is exposed, besides its overhead (what
+/// an iteration of a full slab costs beyond its sweep), its loop a floor. A
+/// blocked split sweeps its ghost zones too (K - 1 rows a side with a
+/// neighbour) and exchanges K rows every K iterations, exposed. A device with
+/// 0 rows is left out. Throws InvalidArgument when a device has no rate curve
+/// for the precision, or negative rows, or when no device has rows.
 Prediction predict(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
                    std::int64_t nx, const StopRule& stop, const VariantChoice& variant = {});
 

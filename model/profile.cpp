@@ -206,6 +206,7 @@ void merge_into(Profile& stored, const Profile& measured) {
     for (const auto& [k, c] : m.rest) d.rest[k] = c;
     for (const auto& [k, r] : m.rest_rows) d.rest_rows[k] = r;
     for (const auto& [k, s] : m.step) d.step[k] = s;
+    for (const auto& [k, s] : m.overhead) d.overhead[k] = s;
     if (!m.setup_in.empty()) d.setup_in = m.setup_in;
     if (!m.setup_out.empty()) d.setup_out = m.setup_out;
     if (m.slowdown_beside_gpus != 1.0) d.slowdown_beside_gpus = m.slowdown_beside_gpus;
@@ -360,6 +361,7 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
     d.rest.clear();
     d.rest_rows.clear();
     d.step.clear();
+    d.overhead.clear();
     if (const auto rate = stored.rates.find(own); rate != stored.rates.end()) {
       d.rates[as] = rate->second;
       if (const auto c = stored.checks.find(own); c != stored.checks.end()) d.checks[as] = c->second;
@@ -367,6 +369,7 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
         d.rest[as] = r->second;
         d.rest_rows[as] = stored.rest_rows.at(own);
       }
+      if (const auto o = stored.overhead.find(own); o != stored.overhead.end()) d.overhead[as] = o->second;
       if (const auto s = stored.step.find(own); s != stored.step.end()) {
         d.step[as] = s->second;
       } else if (const auto step = poisson5_step(stored)) {
@@ -441,6 +444,7 @@ std::string to_json(const Profile& p, int indent) {
                    {"rates", curves_json(d.rates)},
                    {"checks", curves_json(d.checks)},
                    {"step", d.step}};
+    if (!d.overhead.empty()) device["overhead"] = d.overhead;
     if (!d.rest.empty()) {
       device["rest"] = curves_json(d.rest);
       device["rest_rows"] = d.rest_rows;
@@ -515,6 +519,12 @@ Profile profile_from_json(const std::string& text, const std::string& source) {
       device.rest = curves_from(d.value("rest", json::object()), source, device.name, "rest");
       device.rest_rows = d.value("rest_rows", json::object()).get<std::map<std::string, std::int64_t>>();
       device.step = d.value("step", json::object()).get<std::map<std::string, double>>();
+      device.overhead = d.value("overhead", json::object()).get<std::map<std::string, double>>();
+      for (const auto& [k, s] : device.overhead) {
+        if (!(s >= 0.0) || !std::isfinite(s)) {
+          HETSTENCIL_THROW(InvalidArgument, device.name + ": its overhead " + k + " must be finite and >= 0");
+        }
+      }
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));
       if (d.contains("setup_out")) device.setup_out = curve_from(d.at("setup_out"));
       device.slowdown_beside_gpus = d.value("slowdown_beside_gpus", 1.0);

@@ -52,10 +52,15 @@ struct DeviceProfile {
   /// the 1639 others, 0.50 ms beside it sweeping 409 (docs/model.md).
   std::map<std::string, RateCurve> rest;
   std::map<std::string, std::int64_t> rest_rows;  ///< by rate_key: the rows the `rest` curve's devices share
-  /// Seconds an iteration costs besides its sweep, by rate_key: the device's
-  /// own loop (barriers, launches, waiting for the GPU), measured alone on a slab
-  /// of 4 rows.
+  /// The device's own loop (barriers, launches, waiting for the GPU), measured
+  /// alone on a slab of 4 rows, by rate_key: a CPU device's seconds an
+  /// iteration besides its sweep, a GPU's whole iteration (a floor under its
+  /// iterations: its loop outlasts a 4-row sweep).
   std::map<std::string, double> step;
+  /// A GPU's: seconds an iteration of a full slab (the calibration's most rows)
+  /// costs beyond its sweep, by rate_key: kernel launches and the waits between
+  /// its streams that its host thread's loop does not hide (see docs/model.md).
+  std::map<std::string, double> overhead;
   TransferCurve setup_in;                  ///< attaching a slab of so many bytes (all devices at once)
   TransferCurve setup_out;                 ///< detaching it
   /// A CPU device beside GPUs: how much slower than its curve it swept in

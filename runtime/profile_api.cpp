@@ -124,7 +124,12 @@ std::string MachineProfile::to_text() const {
       }
     }
     for (const auto& [key, seconds] : d.step) {
-      fmt::format_to(put, "{:<8} {:<16} loop {:.2f} us an iteration besides the sweep\n", name, key, seconds * 1e6);
+      fmt::format_to(put, "{:<8} {:<16} loop {:.2f} us an iteration {}\n", name, key, seconds * 1e6,
+                     kind_of(d) == DeviceKind::Gpu ? "of 4 rows" : "besides the sweep");
+    }
+    for (const auto& [key, seconds] : d.overhead) {
+      fmt::format_to(put, "{:<8} {:<16} overhead {:.2f} us an iteration of a full slab besides the sweep\n", name, key,
+                     seconds * 1e6);
     }
     if (!d.setup_in.empty()) {
       fmt::format_to(put, "{:<8} set-up {:.1f} GB/s + {:.1f} us, tear-down {:.1f} GB/s + {:.1f} us\n", name,

@@ -12,4 +12,34 @@ namespace hetstencil {
 /// throws InvalidArgument for none.
 HETSTENCIL_API double median(std::vector<double> values);
 
+/// What other processes take of the host's CPUs while a measurement runs,
+/// from /proc/stat (every process, and time the hypervisor stole) less this
+/// process's own CPU time: started when constructed, read with since_start().
+class HETSTENCIL_API HostLoad {
+ public:
+  /// The cores' worth other processes may take before they crowd a
+  /// measurement. On a 2-core VM beside compilers, solves of one split took
+  /// 4.4 to 13.8 ms an iteration, the slow ones with others using a core or more.
+  static constexpr double kCrowdingCores = 0.2;
+  /// Cores' worth, averaged over the wall time since the start.
+  struct Figures {
+    double others = -1.0;  ///< used by other processes (-1 where /proc/stat cannot be read)
+    double idle = 0.0;     ///< left idle
+    /// Others took more than kCrowdingCores and more than the host left idle: they
+    /// took cores the measurement wanted (a daemon on a spare core of a large
+    /// host takes none).
+    bool crowded() const;
+  };
+  HostLoad();
+  Figures since_start() const;
+
+ private:
+  struct Reading {
+    bool valid = false;
+    double host = 0.0, idle = 0.0, ours = 0.0, wall = 0.0;
+  };
+  static Reading read();
+  Reading start_;
+};
+
 }  // namespace hetstencil

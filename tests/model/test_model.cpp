@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "hetstencil/error.hpp"
+#include "hetstencil/statistics.hpp"
 #include "model/curves.hpp"
 #include "model/learn.hpp"
 #include "model/predict.hpp"
@@ -16,6 +17,21 @@ namespace hetstencil {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Others crowd a measurement when they take more than 0.2 cores and more than
+// the host left idle; on Linux the figures are read (this process excluded).
+TEST(HostLoad, OthersCrowdOnlyBeyondWhatWasIdle) {
+  EXPECT_TRUE((HostLoad::Figures{1.3, 0.2}.crowded()));
+  EXPECT_FALSE((HostLoad::Figures{1.3, 6.0}.crowded())) << "a daemon on a spare core of a large host";
+  EXPECT_FALSE((HostLoad::Figures{0.1, 0.0}.crowded()));
+  EXPECT_FALSE((HostLoad::Figures{}.crowded())) << "unread figures";
+  const HostLoad load;
+  volatile double x = 0.0;
+  for (int k = 0; k < 20000000; ++k) x = x + 1.0;  // this process's own work
+  const HostLoad::Figures f = load.since_start();
+  EXPECT_GE(f.others, 0.0);
+  EXPECT_GE(f.idle, 0.0);
+}
 
 TEST(Robust, OneSpikeChangesNothing) {
   std::vector<double> ms(21, 1.0);
@@ -100,6 +116,7 @@ Profile sample_profile() {
   gpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 10e-6}, {1024, 40e-6}});
   gpu.checks[rate_key(Precision::Float, 1024)] = RateCurve({{16, 20e-6}, {1024, 30e-6}});
   gpu.step[rate_key(Precision::Float, 1024)] = 12e-6;
+  gpu.overhead[rate_key(Precision::Float, 1024)] = 1.5e-6;
   gpu.setup_in = {5e-6, 20e9};
   gpu.setup_out = {5e-6, 25e9};
   p.devices["cpu0"] = cpu;
@@ -117,6 +134,7 @@ TEST(Profile, JsonRoundTrip) {
   EXPECT_TRUE(q.fingerprint == p.fingerprint);
   EXPECT_DOUBLE_EQ(q.devices.at("cpu0").slowdown_beside_gpus, 1.5);
   EXPECT_DOUBLE_EQ(q.devices.at("gpu0").slowdown_beside_gpus, 1.0);
+  EXPECT_DOUBLE_EQ(q.devices.at("gpu0").overhead.at(rate_key(Precision::Float, 1024)), 1.5e-6);
   EXPECT_DOUBLE_EQ(q.rate("gpu0", Precision::Float, 1024)->seconds(512), p.rate("gpu0", Precision::Float, 1024)->seconds(512));
 }
 
@@ -136,6 +154,10 @@ TEST(Profile, MalformedTextIsRefusedWithAReason) {
   std::string faster = to_json(sample_profile());
   faster.replace(faster.find("\"slowdown_beside_gpus\": 1.5"), 27, "\"slowdown_beside_gpus\": 0.5");
   EXPECT_THROW(profile_from_json(faster), InvalidArgument) << "a slowdown below 1";
+  std::string negative = to_json(sample_profile());
+  const std::string overhead = "\"float/1024\": 1.5e-06";
+  negative.replace(negative.find(overhead), overhead.size(), "\"float/1024\": -1.5e-06");
+  EXPECT_THROW(profile_from_json(negative), InvalidArgument) << "a negative overhead";
 }
 
 struct Scratch {
@@ -173,6 +195,25 @@ TEST(Profile, DefaultPathFollowsXdg) {
   EXPECT_EQ(default_profile_path("n1"), "/home/u/.cache/hetstencil/n1.json");
 }
 
+// A GPU's iteration of a full slab is its sweep and what its loop does not
+// hide (launch gaps, waits between its streams: its overhead); a small slab's
+// is its host thread's loop. A profile without the overhead says so.
+TEST(Predict, AGpusOverheadAddsToItsSweepAndItsLoopFloorsIt) {
+  Profile p = sample_profile();
+  StopRule stop;
+  stop.max_iterations = 10;
+  const auto alone = [&](std::int64_t rows) {
+    return predict(p, {{"gpu0", DeviceKind::Gpu, rows}}, Precision::Float, 1024, stop);
+  };
+  EXPECT_NEAR(alone(1024).iteration_s, 40e-6 + 1.5e-6, 1e-15);
+  EXPECT_NEAR(alone(4).iteration_s, 12e-6, 1e-15) << "4 rows sweep in under 10 us: the loop's 12 us";
+  EXPECT_TRUE(alone(1024).notes.empty());
+  p.devices["gpu0"].overhead.clear();
+  EXPECT_NEAR(alone(1024).iteration_s, 40e-6, 1e-15);
+  ASSERT_EQ(alone(1024).notes.size(), 1u);
+  EXPECT_NE(alone(1024).notes[0].find("no overhead figure for gpu0"), std::string::npos) << alone(1024).notes[0];
+}
+
 TEST(Predict, CpuAndGpuSplit) {
   const Profile p = sample_profile();
   StopRule stop;
@@ -189,7 +230,7 @@ TEST(Predict, CpuAndGpuSplit) {
   EXPECT_NEAR(cpu.exchange_s, 4e-6 + row / 12e9, 1e-15);  // the GPU's edge row, through the host
   EXPECT_DOUBLE_EQ(cpu.exposed_s, cpu.exchange_s + 2e-6);  // and its loop, after the sweep
   EXPECT_NEAR(gpu.exchange_s, (3e-6 + row / 10e9) + (4e-6 + row / 12e9), 1e-15);
-  EXPECT_DOUBLE_EQ(gpu.exposed_s, 0.0);  // exchange and loop hidden behind its interior
+  EXPECT_NEAR(gpu.exposed_s, 1.5e-6, 1e-15);  // its overhead: exchange and loop hidden behind its interior
   // A small slab cannot hide the host's loop: 4 rows sweep in under 10 us, the loop takes 12.
   const Prediction small = predict(p, {{"gpu0", DeviceKind::Gpu, 4}}, Precision::Float, 1024, stop);
   EXPECT_NEAR(small.devices[0].iteration_s, 12e-6, 1e-15);

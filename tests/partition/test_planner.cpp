@@ -143,7 +143,8 @@ TEST(Planner, CpuSharesBesideGpusAreSizedWithAMargin) {
   EXPECT_DOUBLE_EQ(cpu->sized_slower, 1.2);
   EXPECT_LT(hybrid.prediction->devices[0].iteration_s + hybrid.prediction->devices[1].iteration_s,
             2 * hybrid.prediction->iteration_s) << "by the curves the CPU now finishes first";
-  EXPECT_EQ(caution_of(*hybrid.prediction), "cpu0 sized for sweeps 20% slower than its curve");
+  EXPECT_EQ(caution_of(*hybrid.prediction),
+            "cpu0 sized for sweeps 20% slower than its curve (the margin a CPU device is given beside GPUs)");
   // 1.5x as slow as its curve in a solve beside the GPU: sized for that, 11000 / 16.
   p.devices["cpu0"].slowdown_beside_gpus = 1.5;
   const std::vector<PlannedDevice> learnt = planned_of(plan_split(p, cpu_gpu, Precision::Double, kNx, 11000, stop),
@@ -153,6 +154,8 @@ TEST(Planner, CpuSharesBesideGpusAreSizedWithAMargin) {
   ASSERT_NE(slow, learnt.end());
   EXPECT_NEAR(static_cast<double>(slow->rows), 11000.0 / 16.0, 2.0);
   EXPECT_DOUBLE_EQ(slow->sized_slower, 1.5);
+  EXPECT_EQ(caution_of(predict(p, learnt, Precision::Double, kNx, stop)),
+            "cpu0 sized for sweeps 50% slower than its curve (as slow as it swept beside GPUs in solves)");
   // 3x: its 355 rows would save 3% of the GPU's time, under the 5% asked of it.
   p.devices["cpu0"].slowdown_beside_gpus = 3.0;
   const Plan alone = plan_split(p, cpu_gpu, Precision::Double, kNx, 11000, stop);

@@ -16,9 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
 
@@ -47,16 +44,11 @@ struct SweepOptions {
   double budget = 10.0;
 };
 
-// A canary below this fraction of the canaries' median, or other processes using
-// more than this many cores on average during the run, and more than the host
-// left idle, say the host is busy with something else (a neighbour's build,
-// another job) and took cores the run wanted: the run is re-measured once,
-// and its point marked when it is disturbed again. On a 2-core VM beside
-// compilers, runs of one split took 4.4 to 13.8 ms an iteration, the slow ones
-// with others using a core or more; a daemon on a spare core of a large host
-// is no disturbance.
+// A canary below this fraction of the canaries' median, or other processes
+// crowding the run (HostLoad), say the host is busy with something else (a
+// neighbour's build, another job) and took cores the run wanted: the run is
+// re-measured once, and its point marked when it is disturbed again.
 constexpr double kDisturbedBelow = 0.8;
-constexpr double kMostOtherCores = 0.2;
 
 struct Point {
   std::string kind;  // "sweep" or "model"
@@ -109,27 +101,6 @@ double canary_bytes_per_s() {
     seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
   }
   return 2.0 * static_cast<double>(part * threads) / Point::median_of(seconds);
-}
-
-// CPU seconds used by the whole host (every process, and time stolen by the
-// hypervisor), left idle, and used by this process, so far; nothing where
-// /proc/stat is not.
-struct CpuSeconds {
-  double host = 0.0, idle = 0.0, ours = 0.0;
-};
-std::optional<CpuSeconds> cpu_seconds() {
-  std::ifstream stat("/proc/stat");
-  std::string cpu;
-  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-  if (!(stat >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal) || cpu != "cpu") {
-    return std::nullopt;
-  }
-  rusage self{};
-  if (getrusage(RUSAGE_SELF, &self) != 0) return std::nullopt;
-  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-  const double tick = static_cast<double>(sysconf(_SC_CLK_TCK));
-  return CpuSeconds{(user + nice + system + irq + softirq + steal) / tick, (idle + iowait) / tick,
-                    seconds(self.ru_utime) + seconds(self.ru_stime)};
 }
 
 // The order the points are measured in, the same in every round and every
@@ -258,27 +229,16 @@ int run_sweep(const SweepOptions& o) {
       for (int attempt = 0; attempt < 2; ++attempt) {
         const double canary = canary_bytes_per_s();
         canaries.push_back(canary);
-        const auto cpu_before = cpu_seconds();
-        const auto begin = std::chrono::steady_clock::now();
+        const HostLoad load;
         const Result result = runtime.solve(p, plans[i]);
-        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-        const auto cpu_after = cpu_seconds();
+        const HostLoad::Figures host = load.since_start();
         pt.predicted = predicted_iteration_s(result.report);
         if (reference && pt.same_bits.empty()) pt.same_bits = same_bits(result.solution, *reference) ? "yes" : "no";
-        // What other processes took, beyond the clock ticks' granularity, and what was left idle.
-        double others = -1.0, idle = 0.0;
-        if (cpu_before && cpu_after && wall > 0.0) {
-          const double tick = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
-          const double taken = (cpu_after->host - cpu_before->host) - (cpu_after->ours - cpu_before->ours);
-          others = std::max(0.0, taken - 2.0 * tick) / wall;
-          idle = (cpu_after->idle - cpu_before->idle) / wall;
-        }
-        const bool crowded = others > kMostOtherCores && others > idle;
-        const bool quiet = canary >= kDisturbedBelow * Point::median_of(canaries) && !crowded;
+        const bool quiet = canary >= kDisturbedBelow * Point::median_of(canaries) && !host.crowded();
         if (!quiet && attempt == 0) continue;
         pt.samples.push_back(iteration_s(result.report));
         pt.canaries.push_back(canary);
-        pt.others.push_back(others);
+        pt.others.push_back(host.others);
         pt.quiet.push_back(quiet);
         break;
       }
@@ -354,7 +314,7 @@ int run_sweep(const SweepOptions& o) {
   if (disturbed > 0) {
     fmt::print("{} of {} points measured only while the host was disturbed (a memory-bandwidth canary under {:.0f}% "
                "of its median, or other processes using more than {:.1f} cores and more than was idle): their errors are the "
-               "host's as much as the model's\n", disturbed, points.size(), 100.0 * kDisturbedBelow, kMostOtherCores);
+               "host's as much as the model's\n", disturbed, points.size(), 100.0 * kDisturbedBelow, HostLoad::kCrowdingCores);
   }
   if (!o.json.empty()) {
     nlohmann::json j;
