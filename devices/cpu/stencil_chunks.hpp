@@ -1,0 +1,145 @@
+// The chunked passes of the CPU sweep of any stencil (stencil_sweep.hpp), as
+// templates that inline into their caller: stencil_sweep.cpp compiles them
+// once per instruction set, so each build runs the widest vectors the
+// machine it runs on has.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/stencil_terms.hpp"
+#include "devices/cpu/jacobi_kernels.hpp"
+#include "devices/cpu/stencil_sweep.hpp"
+#include "hetstencil/grid.hpp"
+
+namespace hetstencil {
+
+namespace sweep_detail {
+
+// sum[j] (= First ? 0 : sum[j]) + w_0 u[j + o_0] + ... + w_{G-1} u[j + o_{G-1}],
+// added left to right, for j in [0, n).
+template <class T, int G, bool First>
+[[gnu::always_inline]] inline void add_points(T* __restrict sum, const T* __restrict u,
+                                              const std::int64_t* offsets, const T* weights, std::int64_t n) {
+  const T* __restrict p[G];
+  T w[G];
+  for (int g = 0; g < G; ++g) {
+    p[g] = u + offsets[g];
+    w[g] = weights[g];
+  }
+  for (std::int64_t j = 0; j < n; ++j) {
+    T s = First ? w[0] * p[0][j] : sum[j] + w[0] * p[0][j];
+    for (int g = 1; g < G; ++g) s = s + w[g] * p[g][j];
+    sum[j] = s;
+  }
+}
+
+template <class T, bool First>
+[[gnu::always_inline]] inline void add_points(int g, T* sum, const T* u, const std::int64_t* offsets,
+                                              const T* weights, std::int64_t n) {
+  switch (g) {
+    case 1: return add_points<T, 1, First>(sum, u, offsets, weights, n);
+    case 2: return add_points<T, 2, First>(sum, u, offsets, weights, n);
+    case 3: return add_points<T, 3, First>(sum, u, offsets, weights, n);
+    case 4: return add_points<T, 4, First>(sum, u, offsets, weights, n);
+    case 5: return add_points<T, 5, First>(sum, u, offsets, weights, n);
+    case 6: return add_points<T, 6, First>(sum, u, offsets, weights, n);
+    case 7: return add_points<T, 7, First>(sum, u, offsets, weights, n);
+    default: return add_points<T, 8, First>(sum, u, offsets, weights, n);
+  }
+}
+
+// out[j] = (sum[j] + sf[j]) / d (sf nullptr: + 0), with non-temporal stores
+// where `streaming` and the target has them.
+template <class T>
+[[gnu::always_inline]] inline void finish(const T* __restrict sum, const T* __restrict sf, T d,
+                                          T* __restrict out, std::int64_t n, bool streaming) {
+  std::int64_t j = 0;
+#if defined(__AVX__) || defined(__SSE2__)
+  if (streaming) {
+    using L = Lanes<T>;
+    constexpr std::uintptr_t align = L::width * sizeof(T);
+    for (; j < n && reinterpret_cast<std::uintptr_t>(out + j) % align != 0; ++j) {
+      out[j] = (sum[j] + (sf ? sf[j] : T(0))) / d;
+    }
+    const typename L::V dv = L::set1(d);
+    const typename L::V zero = L::set1(T(0));
+    for (; j + L::width <= n; j += L::width) {
+      L::stream(out + j, (L::load(sum + j) + (sf ? L::load(sf + j) : zero)) / dv);
+    }
+  }
+#else
+  (void)streaming;
+#endif
+  if (sf) {
+    for (; j < n; ++j) out[j] = (sum[j] + sf[j]) / d;
+  } else {
+    for (; j < n; ++j) out[j] = (sum[j] + T(0)) / d;
+  }
+}
+
+}  // namespace sweep_detail
+
+/// row_neighbours (stencil_sweep.hpp), inlined into its caller.
+template <class T>
+[[gnu::always_inline]] inline void row_neighbours_inline(const StencilTerms<T>& terms, const SweepBlocking& blocking,
+                                                         const T* u, T* sums, std::int64_t n) {
+  const std::int64_t chunk = std::clamp<std::int64_t>(blocking.chunk_values, 1, kMaxChunkValues);
+  const int per_pass = std::clamp(blocking.points_per_pass, 1, kMaxPointsPerPass);
+  const std::size_t points = terms.offsets.size();
+  for (std::int64_t j0 = 0; j0 < n; j0 += chunk) {
+    const std::int64_t m = std::min(chunk, n - j0);
+    for (std::size_t k = 0; k < points;) {
+      const int g = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(per_pass), points - k));
+      if (k == 0) {
+        sweep_detail::add_points<T, true>(g, sums + j0, u + j0, &terms.offsets[k], &terms.weights[k], m);
+      } else {
+        sweep_detail::add_points<T, false>(g, sums + j0, u + j0, &terms.offsets[k], &terms.weights[k], m);
+      }
+      k += static_cast<std::size_t>(g);
+    }
+  }
+}
+
+/// sweep_units (stencil_sweep.hpp), inlined into its caller.
+template <class T>
+[[gnu::always_inline]] inline void sweep_units_inline(const StencilTerms<T>& terms, const GridShape& slab,
+                                                      const T* __restrict in, T* __restrict out,
+                                                      const SlabSource<T>& source, std::int64_t begin,
+                                                      std::int64_t end, const SweepBlocking& blocking,
+                                                      bool streaming) {
+  const std::int64_t d = slab.depth;
+  const std::int64_t nx = slab.nx;
+  const std::int64_t chunk = std::clamp<std::int64_t>(blocking.chunk_values, 1, kMaxChunkValues);
+  alignas(64) T sums[kMaxChunkValues];
+  const auto sweep_row = [&](std::int64_t plane, std::int64_t i) __attribute__((always_inline)) {
+    const std::int64_t row = (plane * slab.rows() + i) * slab.cols() + d;  // the row's first interior value
+    const T* u = in + row;
+    T* o = out + row;
+    const T* f = source.sf ? source.sf + row : nullptr;
+    const std::int64_t spike = source.spike_index - row;
+    const bool has_spike = !f && spike >= 0 && spike < nx;
+    for (std::int64_t j0 = 0; j0 < nx; j0 += chunk) {
+      const std::int64_t m = std::min(chunk, nx - j0);
+      row_neighbours_inline(terms, blocking, u + j0, sums, m);
+      // The spike's row is stored plainly, so that its cell can be overwritten in order.
+      sweep_detail::finish(sums, f ? f + j0 : nullptr, terms.diagonal, o + j0, m, streaming && !has_spike);
+    }
+    if (has_spike) o[spike] = terms.update(u + spike, T(1));
+  };
+  if (slab.dimension() == 3) {
+    const std::int64_t neighbourhood_row = (2 * d + 1) * slab.cols() * static_cast<std::int64_t>(sizeof(T));
+    const std::int64_t tile_rows = std::max<std::int64_t>(1, blocking.tile_bytes / neighbourhood_row - 2 * d);
+    for (std::int64_t y0 = 0; y0 < slab.ny; y0 += tile_rows) {
+      const std::int64_t y1 = std::min(slab.ny, y0 + tile_rows);
+      for (std::int64_t unit = begin; unit < end; ++unit) {
+        for (std::int64_t i = y0; i < y1; ++i) sweep_row(d + unit, d + i);
+      }
+    }
+  } else {
+    for (std::int64_t unit = begin; unit < end; ++unit) sweep_row(0, d + unit);
+  }
+  if (streaming) stream_fence();
+}
+
+}  // namespace hetstencil
