@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 #include "core/stencil_terms.hpp"
@@ -49,32 +50,58 @@ template <class T, bool First>
   }
 }
 
-// out[j] = (sum[j] + sf[j]) / d (sf nullptr: + 0), with non-temporal stores
-// where `streaming` and the target has them.
+// x / d, or x * (1 / d) where d is a power of two: then 1 / d is exact and
+// both are the correctly rounded x / d, while a multiply is many times cheaper.
 template <class T>
-[[gnu::always_inline]] inline void finish(const T* __restrict sum, const T* __restrict sf, T d,
+struct Divide {
+  T d;
+  T reciprocal;
+  bool by_reciprocal = false;
+  explicit Divide(T divisor) : d(divisor), reciprocal(T(1) / divisor) {
+    int exponent = 0;
+    by_reciprocal = std::fabs(std::frexp(divisor, &exponent)) == T(0.5) && std::isnormal(reciprocal);
+  }
+};
+
+// out[j] = (sum[j] + sf[j]) / d (sf nullptr: + 0), dividing as `divide`
+// says, with non-temporal stores where `streaming` and the target has them.
+template <class T, bool ByReciprocal>
+[[gnu::always_inline]] inline void finish(const T* __restrict sum, const T* __restrict sf, const Divide<T>& divide,
                                           T* __restrict out, std::int64_t n, bool streaming) {
+  const T d = ByReciprocal ? divide.reciprocal : divide.d;
+  const auto quotient = [d](auto x) __attribute__((always_inline)) { return ByReciprocal ? x * d : x / d; };
   std::int64_t j = 0;
 #if defined(__AVX__) || defined(__SSE2__)
   if (streaming) {
     using L = Lanes<T>;
     constexpr std::uintptr_t align = L::width * sizeof(T);
     for (; j < n && reinterpret_cast<std::uintptr_t>(out + j) % align != 0; ++j) {
-      out[j] = (sum[j] + (sf ? sf[j] : T(0))) / d;
+      out[j] = quotient(sum[j] + (sf ? sf[j] : T(0)));
     }
     const typename L::V dv = L::set1(d);
     const typename L::V zero = L::set1(T(0));
     for (; j + L::width <= n; j += L::width) {
-      L::stream(out + j, (L::load(sum + j) + (sf ? L::load(sf + j) : zero)) / dv);
+      const typename L::V x = L::load(sum + j) + (sf ? L::load(sf + j) : zero);
+      L::stream(out + j, ByReciprocal ? x * dv : x / dv);
     }
   }
 #else
   (void)streaming;
 #endif
   if (sf) {
-    for (; j < n; ++j) out[j] = (sum[j] + sf[j]) / d;
+    for (; j < n; ++j) out[j] = quotient(sum[j] + sf[j]);
   } else {
-    for (; j < n; ++j) out[j] = (sum[j] + T(0)) / d;
+    for (; j < n; ++j) out[j] = quotient(sum[j] + T(0));
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void finish(const T* sum, const T* sf, const Divide<T>& divide, T* out, std::int64_t n,
+                                          bool streaming) {
+  if (divide.by_reciprocal) {
+    finish<T, true>(sum, sf, divide, out, n, streaming);
+  } else {
+    finish<T, false>(sum, sf, divide, out, n, streaming);
   }
 }
 
@@ -112,6 +139,7 @@ template <class T>
   const std::int64_t nx = slab.nx;
   const std::int64_t chunk = std::clamp<std::int64_t>(blocking.chunk_values, 1, kMaxChunkValues);
   alignas(64) T sums[kMaxChunkValues];
+  const sweep_detail::Divide<T> divide(terms.diagonal);
   const auto sweep_row = [&](std::int64_t plane, std::int64_t i) __attribute__((always_inline)) {
     const std::int64_t row = (plane * slab.rows() + i) * slab.cols() + d;  // the row's first interior value
     const T* u = in + row;
@@ -123,7 +151,7 @@ template <class T>
       const std::int64_t m = std::min(chunk, nx - j0);
       row_neighbours_inline(terms, blocking, u + j0, sums, m);
       // The spike's row is stored plainly, so that its cell can be overwritten in order.
-      sweep_detail::finish(sums, f ? f + j0 : nullptr, terms.diagonal, o + j0, m, streaming && !has_spike);
+      sweep_detail::finish(sums, f ? f + j0 : nullptr, divide, o + j0, m, streaming && !has_spike);
     }
     if (has_spike) o[spike] = terms.update(u + spike, T(1));
   };

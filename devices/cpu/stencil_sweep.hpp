@@ -33,10 +33,10 @@ constexpr int kMaxPointsPerPass = 8;
 struct SweepBlocking {
   /// Values of a row updated together (1..kMaxChunkValues): their sums stay in
   /// L1 while every point is added.
-  std::int64_t chunk_values = 512;
+  std::int64_t chunk_values = 256;
   /// Points added per pass over a chunk (1..kMaxPointsPerPass): fewer trips of
   /// the sums through L1, more input streams per loop.
-  int points_per_pass = 4;
+  int points_per_pass = 8;
   /// 3-D: bytes of the neighbourhood of a tile of rows (2 radius + 1 planes of
   /// the tile's rows and radius rows each side) that should stay in the cache.
   std::int64_t tile_bytes = std::int64_t(1) << 20;
