@@ -105,6 +105,14 @@ template <class T>
   }
 }
 
+// Values from p to the first cache line boundary at or after it.
+template <class T>
+inline std::int64_t to_line(const T* p) {
+  constexpr std::int64_t line = 64 / static_cast<std::int64_t>(sizeof(T));
+  const auto into = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T) % line);
+  return into > 0 ? line - into : 0;
+}
+
 }  // namespace sweep_detail
 
 /// row_neighbours (stencil_sweep.hpp), inlined into its caller.
@@ -145,17 +153,19 @@ template <class T>
       std::clamp<std::int64_t>(blocking.chunk_values, line, kMaxChunkValues) / line * line;
   alignas(64) T sums[kMaxChunkValues];
   const sweep_detail::Divide<T> divide(terms.diagonal);
-  const auto sweep_row = [&](std::int64_t plane, std::int64_t i) __attribute__((always_inline)) {
+  // Columns [c0, c1) of a row: c0 is 0 or where a line of out begins.
+  const auto sweep_row = [&](std::int64_t plane, std::int64_t i, std::int64_t c0,
+                             std::int64_t c1) __attribute__((always_inline)) {
     const std::int64_t row = (plane * slab.rows() + i) * slab.cols() + d;  // the row's first interior value
     const T* u = in + row;
     T* o = out + row;
     const T* f = source.sf ? source.sf + row : nullptr;
     const std::int64_t spike = source.spike_index - row;
-    const bool has_spike = !f && spike >= 0 && spike < nx;
+    const bool has_spike = !f && spike >= c0 && spike < c1;
     // The first chunk ends where out's first whole line begins.
-    const auto into_line = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(o) / sizeof(T) % line);
-    std::int64_t m = std::min(nx, into_line > 0 ? line - into_line : chunk);
-    for (std::int64_t j0 = 0; j0 < nx; j0 += m, m = std::min(chunk, nx - j0)) {
+    std::int64_t m = std::min(c1 - c0, c0 == 0 ? sweep_detail::to_line<T>(o) : chunk);
+    if (m == 0) m = std::min(c1 - c0, chunk);
+    for (std::int64_t j0 = c0; j0 < c1; j0 += m, m = std::min(chunk, c1 - j0)) {
       row_neighbours_inline(terms, blocking, u + j0, sums, m);
       // The spike's row is stored plainly, so that its cell can be overwritten in order.
       sweep_detail::finish(sums, f ? f + j0 : nullptr, divide, o + j0, m, streaming && !has_spike);
@@ -163,16 +173,34 @@ template <class T>
     if (has_spike) o[spike] = terms.update(u + spike, T(1));
   };
   if (slab.dimension() == 3) {
-    const std::int64_t neighbourhood_row = (2 * d + 1) * slab.cols() * static_cast<std::int64_t>(sizeof(T));
-    const std::int64_t tile_rows = std::max<std::int64_t>(1, blocking.tile_bytes / neighbourhood_row - 2 * d);
+    // Tiles of tile_x columns (whole lines of out, from each row's first
+    // whole line) and tile_rows rows whose neighbourhood fits tile_bytes.
+    const auto value = static_cast<std::int64_t>(sizeof(T));
+    const auto rows_of = [&](std::int64_t x) {
+      return blocking.tile_bytes / ((2 * d + 1) * (std::min(x, nx) + 2 * d) * value) - 2 * d;
+    };
+    std::int64_t tile_x = (nx + line - 1) / line * line;
+    while (tile_x > line && rows_of(tile_x) < blocking.tile_rows_per_radius * d) {
+      tile_x = std::max(line, tile_x / 2 / line * line);
+    }
+    const std::int64_t tile_rows = std::max<std::int64_t>(1, rows_of(tile_x));
+    const std::int64_t tiles_x = nx / tile_x + 1;
     for (std::int64_t y0 = 0; y0 < slab.ny; y0 += tile_rows) {
       const std::int64_t y1 = std::min(slab.ny, y0 + tile_rows);
-      for (std::int64_t unit = begin; unit < end; ++unit) {
-        for (std::int64_t i = y0; i < y1; ++i) sweep_row(d + unit, d + i);
+      for (std::int64_t t = 0; t < tiles_x; ++t) {
+        for (std::int64_t unit = begin; unit < end; ++unit) {
+          for (std::int64_t i = y0; i < y1; ++i) {
+            T* const first = out + ((d + unit) * slab.rows() + d + i) * slab.cols() + d;
+            const std::int64_t aligned = sweep_detail::to_line<T>(first);  // where its first whole line begins
+            const std::int64_t c0 = t == 0 ? 0 : std::min(nx, aligned + t * tile_x);
+            const std::int64_t c1 = t == tiles_x - 1 ? nx : std::min(nx, aligned + (t + 1) * tile_x);
+            if (c0 < c1) sweep_row(d + unit, d + i, c0, c1);
+          }
+        }
       }
     }
   } else {
-    for (std::int64_t unit = begin; unit < end; ++unit) sweep_row(0, d + unit);
+    for (std::int64_t unit = begin; unit < end; ++unit) sweep_row(0, d + unit, 0, nx);
   }
   if (streaming) stream_fence();
 }

@@ -12,8 +12,9 @@
 // out[j] = (sum + s f[j]) / d. Every pass is a plain loop the compiler
 // vectorizes, and every cell sees the operations of StencilTerms::update in
 // its order, so the bits equal the sequential reference's for any split and
-// any blocking. A 3-D slab is swept in tiles of rows, every plane of a tile in
-// turn, so that the planes a row reads (2 radius + 1 of them) stay in cache.
+// any blocking. A 3-D slab is swept in tiles of rows and columns, every plane
+// of a tile in turn, so that the planes a row reads (2 radius + 1 of them)
+// stay in cache.
 #pragma once
 
 #include <cstdint>
@@ -37,9 +38,15 @@ struct SweepBlocking {
   /// Points added per pass over a chunk (1..kMaxPointsPerPass): fewer trips of
   /// the sums through L1, more input streams per loop.
   int points_per_pass = 8;
-  /// 3-D: bytes of the neighbourhood of a tile of rows (2 radius + 1 planes of
-  /// the tile's rows and radius rows each side) that should stay in the cache.
+  /// 3-D: bytes of the neighbourhood of a tile (2 radius + 1 planes of the
+  /// tile's rows and columns, radius more on each side) that should stay in
+  /// the cache while the tile is swept plane after plane.
   std::int64_t tile_bytes = std::int64_t(1) << 20;
+  /// 3-D: a tile is as wide as a row unless that leaves it fewer rows than
+  /// this many times the radius; then it is narrowed (halved, in whole cache
+  /// lines) until it has them, so that the radius-deep edges each tile reads
+  /// again stay a small part of what it reads.
+  int tile_rows_per_radius = 4;
 };
 
 /// s*f of a slab: per value of the slab (nullptr: zero) and the slab's index of

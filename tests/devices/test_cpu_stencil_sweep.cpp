@@ -106,12 +106,15 @@ TEST(CpuStencilSweep, BuiltinsOverUnevenSplitsGiveTheReferenceBits) {
 }
 
 // Chunks shorter than a row (with a ragged last one), every number of points
-// per pass, tiles of one row and of all rows, plain and streaming stores.
+// per pass, tiles of one row and of all rows, one line wide and whole rows
+// wide (the tile bytes and rows per radius), plain and streaming stores.
 TEST(CpuStencilSweep, EveryBlockingGivesTheReferenceBits) {
-  const std::vector<SweepBlocking> blockings{{1, 1, 1}, {4, 3, 1}, {5, 8, 4096}, {8, 2, 1 << 20}, {2048, 5, 64}};
+  const std::vector<SweepBlocking> blockings{
+      {1, 1, 1, 1}, {4, 3, 1, 0}, {5, 8, 4096, 64}, {8, 2, 1 << 20, 4}, {2048, 5, 64, 2}};
   for (const std::string& name : builtin_stencil_names()) {
     for (bool spike : {true, false}) {
-      const Problem p = problem_of(Stencil::builtin(name), spike);
+      Problem p = problem_of(Stencil::builtin(name), spike);
+      p.nx = 45;  // rows of several lines, cut into several tiles
       for (const SweepBlocking& blocking : blockings) {
         for (bool streaming : {false, true}) {
           expect_reference_bits<float>(p, {1, 7, 3}, blocking, streaming);
