@@ -2,12 +2,18 @@
 // backend, one device at a time.
 #include "hetstencil/bench.hpp"
 
+#include <cmath>
+#include <optional>
+
+#include <spdlog/fmt/fmt.h>
+
 #include "core/dispatch.hpp"
 #include "core/timing_grid.hpp"
 #include "devices/backend.hpp"
+#include "devices/slab_memory.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
-#include "runtime/executor.hpp"
+#include "hetstencil/profile.hpp"
 
 namespace hetstencil {
 namespace {
@@ -50,7 +56,161 @@ SweepTiming timing_of(const Device& device, Precision precision, std::int64_t nx
   return out;
 }
 
+// A timing job of `stencil` on a grid of these sizes (nz only in 3-D), the
+// spike at its centre.
+StencilJob stencil_job(const Stencil& stencil, Precision precision, std::int64_t nx, std::int64_t ny,
+                       std::int64_t nz) {
+  StencilJob job;
+  job.precision = precision;
+  job.stencil = stencil;
+  job.poisson5 = is_poisson5(stencil);
+  job.nx = nx;
+  job.ny = ny;
+  job.nz = stencil.dimension == 3 ? nz : 0;
+  const GridShape shape = job.shape();
+  const std::int64_t d = shape.depth;
+  job.spike_row = (ny + 1) / 2;
+  job.spike_col = (nx + 1) / 2;
+  const std::int64_t plane = stencil.dimension == 3 ? (job.nz + 1) / 2 - 1 + d : 0;
+  job.spike_index = (plane * shape.rows() + job.spike_row - 1 + d) * shape.cols() + job.spike_col - 1 + d;
+  return job;
+}
+
+// What timing `job` takes from the memory the device's slab comes from: the
+// slab, and for a CPU device the host grid it is filled from too.
+std::uint64_t timing_bytes(const Device& device, const StencilJob& job) {
+  const std::uint64_t slab = device.slab_bytes(job, RowRange{1, job.units()});
+  if (device.info().kind != DeviceKind::Cpu) return slab;
+  return slab + static_cast<std::uint64_t>(job.shape().values()) * value_bytes(job.precision);
+}
+
+// The n (nx = ny = n, and nz = n in 3-D) whose timing fills half the device's
+// free memory; a fixed size where its memory is not known.
+std::int64_t filling_size(const Device& device, const Stencil& stencil, Precision precision) {
+  const MemoryFigure m = device.memory();
+  const std::uint64_t free = m.free > m.reserved ? m.free - m.reserved : 0;
+  if (free == 0) return stencil.dimension == 3 ? 256 : 4096;
+  const double room = static_cast<double>(free) / 2.0;
+  const auto need = [&](std::int64_t n) {
+    return static_cast<double>(timing_bytes(device, stencil_job(stencil, precision, n, n, n)));
+  };
+  constexpr std::int64_t probe = 256;
+  const double per_cell = need(probe) / std::pow(static_cast<double>(probe), stencil.dimension);
+  auto n = static_cast<std::int64_t>(std::floor(std::pow(room / per_cell, 1.0 / stencil.dimension)));
+  n = n / 16 * 16;  // whole cache lines a row, mostly
+  while (n > 16 && need(n) > room) n -= 16;
+  return std::max<std::int64_t>(n, 16);
+}
+
+// One sweep of the job's grid beside a copy on `device`: a CPU device's grid
+// filled from a host grid, a GPU's from its own values.
+SweepVsCopy time_stencil(Device& device, StencilJob& job, int repetitions) {
+  if (device.info().kind != DeviceKind::Cpu) return device.sweep_vs_copy(job, repetitions);
+  return dispatch(job.precision, [&](auto zero) {
+    using T = decltype(zero);
+    const GridShape shape = job.shape();
+    const std::uint64_t bytes = static_cast<std::uint64_t>(shape.values()) * sizeof(T);
+    check_memory_for(job, bytes, {{&device, RowRange{1, job.units()}}});
+    Grid<T> grid = allocating("the host grid", bytes, [&] { return timing_grid<T>(shape); });
+    job.initial = grid.data();
+    job.result = nullptr;
+    device.attach(job, RowRange{1, job.units()});
+    const SweepVsCopy t = device.sweep_vs_copy(job, repetitions);
+    device.detach();
+    job.initial = nullptr;
+    return t;
+  });
+}
+
+// The profile's prediction of one sweep of a whole grid by one device, from
+// its own curve of the stencil (none: 0).
+class SweepPredictor {
+ public:
+  SweepPredictor(const RuntimeOptions& machine, const std::string& profile) {
+    try {
+      model_.emplace(machine, profile, ProfileModel::Use::Predict);
+    } catch (const InvalidArgument&) {
+      if (!profile.empty()) throw;  // a profile named on purpose must be usable
+    }
+  }
+
+  double sweep_s(const std::string& device, const StencilJob& job) const {
+    if (!model_) return 0.0;
+    Problem p;
+    p.precision = job.precision;
+    p.stencil = job.stencil;
+    p.nx = job.nx;
+    p.ny = job.ny;
+    p.nz = job.nz;
+    p.stop.max_iterations = 1;
+    const std::vector<DeviceInfo>& devices = model_->devices();
+    std::vector<std::int64_t> rows(devices.size(), 0);
+    const auto it = std::find_if(devices.begin(), devices.end(), [&](const DeviceInfo& d) { return d.name == device; });
+    if (it == devices.end()) return 0.0;
+    rows[static_cast<std::size_t>(it - devices.begin())] = job.units();
+    try {
+      const Prediction prediction = model_->predict(p, rows);
+      if (!prediction.notes.empty()) return 0.0;  // estimated from other curves, not its own
+      for (const DevicePrediction& d : prediction.devices) {
+        if (d.name == device) return d.compute_s;
+      }
+    } catch (const InvalidArgument&) {
+      // no curve of this stencil, precision or width for the device
+    }
+    return 0.0;
+  }
+
+ private:
+  std::optional<ProfileModel> model_;
+};
+
 }  // namespace
+
+void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptions& options,
+                          const std::function<void(const StencilTiming&)>& each) {
+  std::vector<Stencil> stencils = options.stencils;
+  if (stencils.empty()) {
+    for (const std::string& name : builtin_stencil_names()) stencils.push_back(Stencil::builtin(name));
+  }
+  for (const Stencil& s : stencils) s.validate();
+  const SweepPredictor predictor(machine, options.profile);
+  const Topology topology = load_topology(machine.topology);
+  MachineDevices devices = make_devices(
+      topology, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, true}, true);
+  for (auto& device : devices.devices) {
+    const DeviceInfo& info = device->info();
+    for (const Stencil& stencil : stencils) {
+      for (Precision precision : options.precisions) {
+        const std::int64_t fill =
+            options.nx > 0 && options.ny > 0 && (stencil.dimension == 2 || options.nz > 0)
+                ? 0
+                : filling_size(*device, stencil, precision);
+        StencilJob job = stencil_job(stencil, precision, options.nx > 0 ? options.nx : fill,
+                                     options.ny > 0 ? options.ny : fill, options.nz > 0 ? options.nz : fill);
+        StencilTiming t;
+        t.device = info.name;
+        t.threads = info.threads;
+        t.stencil = stencil.name;
+        t.dimension = stencil.dimension;
+        t.precision = precision;
+        t.nx = job.nx;
+        t.ny = job.ny;
+        t.nz = job.nz;
+        if (options.progress) {
+          options.progress(fmt::format("{}: {} {} {}x{}{}", info.name, stencil.name, to_string(precision), job.nx,
+                                       job.ny, job.nz > 0 ? fmt::format("x{}", job.nz) : ""));
+        }
+        const SweepVsCopy measured = time_stencil(*device, job, options.repetitions);
+        if (measured.skipped) t.skipped = "not enough memory";
+        t.streaming_stores = measured.streaming_stores;
+        t.sweep_s = measured.sweep_s;
+        t.copy_s = measured.copy_s;
+        t.predicted_s = predictor.sweep_s(info.name, job);
+        each(t);
+      }
+    }
+  }
+}
 
 void bench_cpu_sweeps(const RuntimeOptions& machine, std::int64_t nx, std::int64_t ny,
                       const std::vector<Precision>& precisions, int repetitions, bool beside_gpus,

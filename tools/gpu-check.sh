@@ -2,14 +2,16 @@
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
-#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [solves] [scaling] [model] [accuracy] [blocked]
-#                      [variants] [throttled]                                             (default: all)
+#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [solves] [scaling] [grids] [model] [accuracy]
+#                      [blocked] [variants] [throttled]                                   (default: all)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # solves: float 16384^2 on gpu0 (and 2, 4 GPUs), residual at the end and every iteration, and what
 # the check every iteration costs.
 # scaling: calibrate the GPUs (sync, blocked 8), then bench scaling (1..N GPUs, the NVIDIA sample's
 # problem), predicted beside measured per row.
+# grids: planned solves (calibrated first) on gpu0 and on cpu0 alone, double, 256^2 to 32768^2 and the
+# default solve: the per-iteration prediction beside the measurement.
 # model: for each device set of the machine (CPU socket + GPU, 2 GPUs, CPU + 2 GPUs)
 # and each problem (float/double, 16384^2 and 1024^2): calibrate, a planned solve
 # (predicted beside measured), and a sweep of one device's share (CSV + PNG).
@@ -24,7 +26,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests consumer sanitize bench solves scaling model accuracy blocked variants throttled}
+parts=${*:-tests consumer sanitize bench solves scaling grids model accuracy blocked variants throttled}
 mkdir -p "$out"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
@@ -135,6 +137,27 @@ if want scaling; then
   while read -r kind checks n nx ny t speedup eff gcells pred meas err bits; do
     record "scaling $kind $checks $n GPU" "$t s, x$speedup, eff $eff, $gcells GCells/s, iteration $pred ms predicted, $meas measured ($err), bits $bits"
   done < <(grep -E '^(strong|weak) ' "$out/scaling.txt")
+fi
+
+if want grids; then
+  step "grids: the per-iteration prediction from small to large grids"
+  export XDG_CACHE_HOME=$out/cache-grids
+  mkdir -p "$XDG_CACHE_HOME"
+  per_iteration() {  # label, solve args
+    local label=$1
+    shift
+    $bin solve --no-learn --json "$@" >"$out/grid-$label.json" 2>"$out/grid-$label.err" ||
+      { tail -2 "$out/grid-$label.err"; record "grid $label" FAILED; return; }
+    record "grid $label" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print('iteration %.4f ms predicted, %.4f measured (%+.1f%%), %d it' % (p*1e3, m*1e3, 100*(p-m)/m, r['iterations']) if p else 'no prediction')" "$out/grid-$label.json")"
+  }
+  for device in gpu0 cpu0; do
+    per_iteration "$device-default" --devices $device
+    for n in 256 1024 4096 16384 32768; do
+      iters=$(( 1000000000 / (n * n) ))
+      iters=$(( iters < 20 ? 20 : (iters > 5000 ? 5000 : iters) ))
+      per_iteration "$device-$n" --devices $device --nx $n --iters $iters
+    done
+  done
 fi
 
 if want model; then

@@ -169,7 +169,8 @@ void CpuDevice::sweep_units_of(int worker, int from, std::int64_t begin, std::in
   SlabSource<T> source;
   source.sf = h2f ? h2f + base_index : nullptr;
   source.spike_index = job_->spike_index >= 0 ? job_->spike_index - base_index : -1;
-  sweep_units(terms<T>(), view, row<T>(from, base), row<T>(1 - from, base), source, 0, b.size());
+  sweep_units(terms<T>(), view, row<T>(from, base), row<T>(1 - from, base), source, 0, b.size(), blocking_,
+              streaming_stores(end - begin));
 }
 
 template <class T>
@@ -180,6 +181,7 @@ void CpuDevice::residual_units(int worker, int current, std::int64_t count) {
   const std::int64_t d = shape.depth;
   const bool three_d = shape.dimension() == 3;
   const T* h2f = static_cast<const T*>(job_->h2f);
+  std::vector<T> sums(static_cast<std::size_t>(shape.nx));  // a row's neighbour sums, from its first interior value
   double max_abs = 0.0;
   for (std::int64_t r = b.begin; r < b.end; ++r) {
     const T* u = row<T>(current, r);
@@ -187,10 +189,12 @@ void CpuDevice::residual_units(int worker, int current, std::int64_t count) {
     double sum = 0.0;  // of the unit's rows, in row order
     for (std::int64_t i = three_d ? d : 0; i < (three_d ? d + shape.ny : 1); ++i) {
       const std::int64_t at = i * shape.cols();
+      row_neighbours(update, blocking_, u + at + d, sums.data(), shape.nx);
+      // StencilTerms::residual with the neighbours' sum taken from sums.
       const RowResidual rr = residual_segments(d, shape.nx, [&](std::int64_t j) {
         const std::int64_t cell = index + at + j;
         const T sf = h2f ? h2f[cell] : (cell == job_->spike_index ? T(1) : T(0));
-        return double(update.residual(u + at + j, sf));
+        return double(sf - (update.diagonal * u[at + j] - sums[static_cast<std::size_t>(j - d)]));
       });
       sum += rr.sum_sq;
       max_abs = std::max(max_abs, rr.max_abs);
@@ -224,12 +228,14 @@ void CpuDevice::residual_rows(int worker, int current, std::int64_t count) {
 template <class T>
 void CpuDevice::copy_rows(int worker, int from) {
   const Block b = worker_rows(worker, 1, rows_.count + 1);
-  if (!job_->poisson5) {
-    for (std::int64_t r = b.begin; r < b.end; ++r) std::copy(row<T>(from, r), row<T>(from, r) + pitch_, row<T>(1 - from, r));
-    return;
-  }
   const bool streaming = streaming_stores();
   const auto copy = streaming ? copy_row_streaming<T> : copy_row<T>;
+  if (!job_->poisson5) {
+    // copy_row copies values 1..n: the whole unit from the value before it.
+    for (std::int64_t r = b.begin; r < b.end; ++r) copy(row<T>(from, r) - 1, row<T>(1 - from, r) - 1, pitch_);
+    if (streaming) stream_fence();
+    return;
+  }
   for (std::int64_t r = b.begin; r < b.end; ++r) copy(row<T>(from, r), row<T>(1 - from, r), job_->nx);
   if (streaming) stream_fence();
 }

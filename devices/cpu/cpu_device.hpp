@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "devices/cpu/numa_buffer.hpp"
+#include "devices/cpu/stencil_sweep.hpp"
 #include "devices/cpu/worker_team.hpp"
 #include "devices/device.hpp"
 #include "devices/transport/halo_rows.hpp"
@@ -123,6 +124,7 @@ class CpuDevice final : public Device {
   RowRange rows_;
   std::int64_t ghosts_[2] = {1, 1};  // ghost rows above and below
   std::int64_t pitch_ = 0;  // values per slab unit (pitch_of)
+  SweepBlocking blocking_;  // the stencil sweep's (any stencil but poisson5)
   StencilTerms<float> terms_float_;
   StencilTerms<double> terms_double_;
   std::size_t value_bytes_ = 0;

@@ -5,11 +5,16 @@
 // or the boundary. The points' linear offsets are the grid's, so one table
 // serves every slab of a grid.
 //
-// A row is updated point by point: out[j] = w_0 u[j + o_0], then
-// out[j] = out[j] + w_k u[j + o_k] for each later point, then
-// out[j] = (out[j] + s f[j]) / d. Each pass is a plain loop the compiler
+// A row is updated a chunk at a time (SweepBlocking::chunk_values values):
+// the chunk's sums live in an L1-resident buffer while the points are added
+// to them a few at a time, sum = w_0 u[j + o_0], then sum = sum + w_k u[j + o_k]
+// in the points' order, and the finished chunk is written once,
+// out[j] = (sum + s f[j]) / d. Every pass is a plain loop the compiler
 // vectorizes, and every cell sees the operations of StencilTerms::update in
-// its order, so the bits equal the sequential reference's for any split.
+// its order, so the bits equal the sequential reference's for any split and
+// any blocking. A 3-D slab is swept in tiles of rows and columns, every plane
+// of a tile in turn, so that the planes a row reads (2 radius + 1 of them)
+// stay in cache.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +23,31 @@
 #include "hetstencil/grid.hpp"
 
 namespace hetstencil {
+
+/// The most values of a chunk (the size of the sums' buffer on the stack).
+constexpr std::int64_t kMaxChunkValues = 2048;
+/// The most points one pass over a chunk adds.
+constexpr int kMaxPointsPerPass = 8;
+
+/// The sweep's blocking parameters, in one place so that a tuner can set them;
+/// none changes a bit of the result.
+struct SweepBlocking {
+  /// Values of a row updated together (1..kMaxChunkValues): their sums stay in
+  /// L1 while every point is added.
+  std::int64_t chunk_values = 256;
+  /// Points added per pass over a chunk (1..kMaxPointsPerPass): fewer trips of
+  /// the sums through L1, more input streams per loop.
+  int points_per_pass = 8;
+  /// 3-D: bytes of the neighbourhood of a tile (2 radius + 1 planes of the
+  /// tile's rows and columns, radius more on each side) that should stay in
+  /// the cache while the tile is swept plane after plane.
+  std::int64_t tile_bytes = std::int64_t(1) << 20;
+  /// 3-D: a tile is as wide as a row unless that leaves it fewer rows than
+  /// this many times the radius; then it is narrowed (halved, in whole cache
+  /// lines) until it has them, so that the radius-deep edges each tile reads
+  /// again stay a small part of what it reads.
+  int tile_rows_per_radius = 4;
+};
 
 /// s*f of a slab: per value of the slab (nullptr: zero) and the slab's index of
 /// the spike (s*f = 1 there), or -1.
@@ -30,42 +60,20 @@ struct SlabSource {
 /// Updates the interior cells of the slab's interior units [begin, end)
 /// (0-based, ghost units not counted) from `in` into `out`; both are laid out
 /// as `slab`. Workers may sweep disjoint unit ranges of one slab at once.
-template <class T>
-void sweep_units(const StencilTerms<T>& terms, const GridShape& slab, const T* __restrict in, T* __restrict out,
-                 const SlabSource<T>& source, std::int64_t begin, std::int64_t end) {
-  const std::int64_t d = slab.depth;
-  const bool three_d = slab.dimension() == 3;
-  const std::int64_t nx = slab.nx;
-  const std::size_t points = terms.offsets.size();
-  const T diagonal = terms.diagonal;
-  for (std::int64_t unit = begin; unit < end; ++unit) {
-    const std::int64_t first_row = three_d ? d : d + unit;
-    const std::int64_t last_row = three_d ? d + slab.ny - 1 : d + unit;
-    const std::int64_t plane = three_d ? d + unit : 0;
-    for (std::int64_t i = first_row; i <= last_row; ++i) {
-      const std::int64_t row = (plane * slab.rows() + i) * slab.cols() + d;  // the row's first interior value
-      const T* __restrict u = in + row;
-      T* __restrict o = out + row;
-      {
-        const T w = terms.weights[0];
-        const T* __restrict p = u + terms.offsets[0];
-        for (std::int64_t j = 0; j < nx; ++j) o[j] = w * p[j];
-      }
-      for (std::size_t k = 1; k < points; ++k) {
-        const T w = terms.weights[k];
-        const T* __restrict p = u + terms.offsets[k];
-        for (std::int64_t j = 0; j < nx; ++j) o[j] = o[j] + w * p[j];
-      }
-      if (source.sf) {
-        const T* __restrict f = source.sf + row;
-        for (std::int64_t j = 0; j < nx; ++j) o[j] = (o[j] + f[j]) / diagonal;
-      } else {
-        for (std::int64_t j = 0; j < nx; ++j) o[j] = (o[j] + T(0)) / diagonal;
-        const std::int64_t spike = source.spike_index - row;
-        if (spike >= 0 && spike < nx) o[spike] = terms.update(u + spike, T(1));
-      }
-    }
-  }
-}
+/// With `streaming`, the new values go straight to memory (non-temporal
+/// stores, fenced before return): for slabs larger than the cache.
+void sweep_units(const StencilTerms<float>& terms, const GridShape& slab, const float* in, float* out,
+                 const SlabSource<float>& source, std::int64_t begin, std::int64_t end,
+                 const SweepBlocking& blocking = {}, bool streaming = false);
+void sweep_units(const StencilTerms<double>& terms, const GridShape& slab, const double* in, double* out,
+                 const SlabSource<double>& source, std::int64_t begin, std::int64_t end,
+                 const SweepBlocking& blocking = {}, bool streaming = false);
+
+/// sums[j] = sum_k w_k u[j + o_k] for j in [0, n) (StencilTerms::neighbours of
+/// each cell, the same bits), a chunk at a time: the residual's sums.
+void row_neighbours(const StencilTerms<float>& terms, const SweepBlocking& blocking, const float* u, float* sums,
+                    std::int64_t n);
+void row_neighbours(const StencilTerms<double>& terms, const SweepBlocking& blocking, const double* u, double* sums,
+                    std::int64_t n);
 
 }  // namespace hetstencil

@@ -6,6 +6,10 @@
 /// ```cpp
 /// hetstencil::bench_cpu_sweeps({}, 4096, 4096, {hetstencil::Precision::Float}, 20, false,
 ///                              [](const hetstencil::SweepTiming& t) { /* print t */ });
+/// hetstencil::StencilBenchOptions o;
+/// o.stencils = {hetstencil::Stencil::builtin("box27")};
+/// o.nx = o.ny = o.nz = 256;
+/// hetstencil::bench_stencil_sweeps({}, o, [](const hetstencil::StencilTiming& t) { /* print t */ });
 /// ```
 #pragma once
 
@@ -20,6 +24,7 @@
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
 #include "hetstencil/runtime.hpp"
+#include "hetstencil/stencil.hpp"
 
 namespace hetstencil {
 
@@ -57,6 +62,59 @@ HETSTENCIL_API void bench_cpu_sweeps(const RuntimeOptions& machine, std::int64_t
 /// device-to-device copy of the same bytes, medians of `repetitions`.
 HETSTENCIL_API void bench_gpu_sweeps(const std::string& devices, const std::vector<std::int64_t>& sizes,
                       const std::vector<Precision>& precisions, int repetitions, const SweepTimingCallback& each);
+
+/// One device's sweep of one stencil over its whole grid beside a plain copy of
+/// the same units by the same device, and the profile's prediction of that
+/// sweep. Thread safety: a value.
+struct StencilTiming {
+  std::string device;   ///< its name: "cpu0", "gpu1"
+  int threads = 0;      ///< its worker threads (CPU) or host threads (GPU)
+  std::string stencil;  ///< the stencil's name
+  int dimension = 2;    ///< the stencil's: 2 or 3
+  Precision precision = Precision::Float;  ///< of the values swept
+  std::int64_t nx = 0;  ///< interior points of a row
+  std::int64_t ny = 0;  ///< interior rows (of a plane, in 3-D)
+  std::int64_t nz = 0;  ///< interior planes; 0 in 2-D
+  std::string skipped;  ///< why it was not measured ("" when it was): not enough memory
+  bool streaming_stores = false;  ///< the sweep's stores bypass the cache
+  double sweep_s = 0.0;           ///< one sweep, median
+  double copy_s = 0.0;            ///< the copy, median
+  double predicted_s = 0.0;  ///< one sweep as the profile's curve of this stencil predicts it (0: no such curve)
+
+  /// Interior cells swept.
+  double cells() const {
+    return static_cast<double>(nx) * static_cast<double>(ny) * static_cast<double>(nz > 0 ? nz : 1);
+  }
+  /// Bytes a sweep moves as counted for GB/s: one value read and one written per cell.
+  double bytes() const { return 2.0 * static_cast<double>(value_bytes(precision)) * cells(); }
+};
+
+/// What bench_stencil_sweeps measures.
+struct StencilBenchOptions {
+  std::vector<Stencil> stencils;  ///< empty: every built-in (builtin_stencil_names())
+  std::vector<Precision> precisions{Precision::Float, Precision::Double};  ///< each of these
+  /// Grid sizes: 0 takes the size that fills each device (half its free memory
+  /// for the grids it holds: nx = ny in 2-D, n^3 in 3-D); nz only counts in 3-D.
+  std::int64_t nx = 0;
+  std::int64_t ny = 0;  ///< see nx
+  std::int64_t nz = 0;  ///< see nx
+  int repetitions = 10;  ///< timed sweeps and copies after a warm-up of each (the median is kept)
+  /// The profile whose curves predict the sweeps ("" this machine's default,
+  /// when there is one): a device without a curve of the stencil there gets no prediction.
+  std::string profile;
+  /// When set, told what is measured next (a device's grid can take seconds to fill).
+  std::function<void(const std::string&)> progress;
+};
+
+/// Every device of `machine` (CPU devices and GPUs, chosen by machine.devices),
+/// for each stencil and precision of `options`: one sweep of the stencil over
+/// the whole grid beside a copy of the same bytes by the same device
+/// (StencilTiming). A device with no kernel for a stencil, or no memory for its
+/// grid, is reported skipped with the reason. `each` gets every timing as soon
+/// as it is measured, on the caller's thread. Throws InvalidArgument for an
+/// invalid stencil or sizes.
+HETSTENCIL_API void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptions& options,
+                                         const std::function<void(const StencilTiming&)>& each);
 
 /// One problem's grid on one GPU, advanced by any variant (the original study's
 /// chapter V): the iterate stays on the GPU between calls, so that a benchmark

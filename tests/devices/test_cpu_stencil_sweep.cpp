@@ -1,7 +1,7 @@
 // The CPU sweep of any stencil over uneven splits of the split axis (rows in
 // 2-D, planes in 3-D), each slab swept by its own thread from radius-deep ghost
 // units: the same bits as the sequential reference, for every built-in and
-// random descriptions, in float and double.
+// random descriptions, in float and double, whatever the sweep's blocking.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -20,7 +20,8 @@ namespace {
 // Iterates `p` on slabs of `units` units each (interior units of the split
 // axis, in order), exchanging ghost units through the whole grid between sweeps.
 template <class T>
-Grid<T> split_solve(const Problem& p, const std::vector<std::int64_t>& units) {
+Grid<T> split_solve(const Problem& p, const std::vector<std::int64_t>& units, const SweepBlocking& blocking,
+                    bool streaming) {
   const GridShape shape = p.shape();
   const bool three_d = shape.dimension() == 3;
   const std::int64_t d = shape.depth;
@@ -43,7 +44,7 @@ Grid<T> split_solve(const Problem& p, const std::vector<std::int64_t>& units) {
         SlabSource<T> s;
         if (!source.h2f.empty()) s.sf = source.h2f.data() + offset;
         if (source.spike_index >= 0) s.spike_index = source.spike_index - offset;
-        sweep_units(terms, slab, in.data(), out.data(), s, 0, count);
+        sweep_units(terms, slab, in.data(), out.data(), s, 0, count, blocking, streaming);
         const std::int64_t owned = d * unit_values;  // past the ghost units
         std::memcpy(next.data() + offset + owned, out.data() + owned,
                     static_cast<std::size_t>(count * unit_values) * sizeof(T));
@@ -67,11 +68,14 @@ Grid<T> split_solve(const Problem& p, const std::vector<std::int64_t>& units) {
 }
 
 template <class T>
-void expect_reference_bits(Problem p, const std::vector<std::int64_t>& units) {
+void expect_reference_bits(Problem p, const std::vector<std::int64_t>& units, const SweepBlocking& blocking = {},
+                           bool streaming = false) {
   p.precision = sizeof(T) == 4 ? Precision::Float : Precision::Double;
-  const Grid<T> split = split_solve<T>(p, units);
+  const Grid<T> split = split_solve<T>(p, units, blocking, streaming);
   const Result reference = solve_reference(p);
-  EXPECT_TRUE(same_bits(reference.solution, Solution(split))) << p.stencil.name << " " << sizeof(T);
+  EXPECT_TRUE(same_bits(reference.solution, Solution(split)))
+      << p.stencil.name << " " << sizeof(T) << " chunk " << blocking.chunk_values << " points per pass "
+      << blocking.points_per_pass << " tile bytes " << blocking.tile_bytes << (streaming ? " streaming" : "");
 }
 
 Problem problem_of(const Stencil& stencil, bool spike) {
@@ -96,6 +100,26 @@ TEST(CpuStencilSweep, BuiltinsOverUnevenSplitsGiveTheReferenceBits) {
       for (const std::vector<std::int64_t>& units : {std::vector<std::int64_t>{11}, {1, 7, 3}, {5, 1, 1, 4}}) {
         expect_reference_bits<float>(p, units);
         expect_reference_bits<double>(p, units);
+      }
+    }
+  }
+}
+
+// Chunks shorter than a row (with a ragged last one), every number of points
+// per pass, tiles of one row and of all rows, one line wide and whole rows
+// wide (the tile bytes and rows per radius), plain and streaming stores.
+TEST(CpuStencilSweep, EveryBlockingGivesTheReferenceBits) {
+  const std::vector<SweepBlocking> blockings{
+      {1, 1, 1, 1}, {4, 3, 1, 0}, {5, 8, 4096, 64}, {8, 2, 1 << 20, 4}, {2048, 5, 64, 2}};
+  for (const std::string& name : builtin_stencil_names()) {
+    for (bool spike : {true, false}) {
+      Problem p = problem_of(Stencil::builtin(name), spike);
+      p.nx = 45;  // rows of several lines, cut into several tiles
+      for (const SweepBlocking& blocking : blockings) {
+        for (bool streaming : {false, true}) {
+          expect_reference_bits<float>(p, {1, 7, 3}, blocking, streaming);
+          expect_reference_bits<double>(p, {5, 6}, blocking, streaming);
+        }
       }
     }
   }

@@ -65,7 +65,7 @@ TEST(CliConventions, ParseErrorsAreUsageErrors) {
   expect_usage_error({"solve", "--nx", "0"}, "--nx: must be");         // a failed check
   expect_usage_error({"solve", "extra"}, "extra");                     // an extra positional argument
   expect_usage_error({"probe", "--topology", "a.xml", "--synthetic", "pack:1"}, "--topology");  // excluded together
-  expect_usage_error({"bench"}, "name a command after 'hetstencil bench': cpu, gpu, variants");
+  expect_usage_error({"bench"}, "name a command after 'hetstencil bench': cpu, gpu, variants, scaling, stencils");
   expect_usage_error({}, "name a command after 'hetstencil'");
   expect_usage_error({"-v"}, "name a command after 'hetstencil'");
   expect_usage_error({"explode"}, "unknown command 'explode'");
@@ -170,6 +170,7 @@ TEST(CliConventions, ANumberIsReadInDecimal) {
 TEST(CliConventions, ListOptionsTakeCommaSeparatedValues) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {"bench", "gpu", "--sizes", "16384,32768"},
+           {"bench", "stencils", "--stencils", "box9,poisson7"},
            {"bench", "variants", "--sizes", "4096,16384", "--alphas", "2,4,8,16", "--depths", "2,4,8"},
            {"solve", "--rows", "100,900"},
            {"solve", "--split", "0.03,0.485,0.485"}}) {

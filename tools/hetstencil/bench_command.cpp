@@ -5,6 +5,7 @@
 //   bench gpu  a GPU sweep vs a device-to-device cudaMemcpy of the same bytes
 //   bench variants  the GPU variants' time to sync's accuracy (variants_bench.cpp)
 //   bench scaling   one solve over 1, 2, ... N GPUs (scaling_bench.cpp)
+//   bench stencils  every device's sweep of each stencil vs a copy, and its prediction (stencils_bench.cpp)
 #include <limits>
 #include <memory>
 #include <string>
@@ -20,6 +21,7 @@
 #include "tools/hetstencil/option_checks.hpp"
 #include "tools/hetstencil/problem_options.hpp"
 #include "tools/hetstencil/scaling_bench.hpp"
+#include "tools/hetstencil/stencils_bench.hpp"
 #include "tools/hetstencil/variants_bench.hpp"
 
 namespace hetstencil::cli {
@@ -115,13 +117,16 @@ Command add_bench_command(CLI::App& app) {
   add_machine_options(cpu, o->machine);
   const Command variants = add_variants_bench(bench);
   const Command scaling = add_scaling_bench(bench);
+  const Command stencils = add_stencils_bench(bench);
   cpu->callback([mode] { *mode = "cpu"; });
   gpu->callback([mode] { *mode = "gpu"; });
   bench->get_subcommand("variants")->callback([mode] { *mode = "variants"; });
   bench->get_subcommand("scaling")->callback([mode] { *mode = "scaling"; });
-  return [o, mode, variants, scaling] {
+  bench->get_subcommand("stencils")->callback([mode] { *mode = "stencils"; });
+  return [o, mode, variants, scaling, stencils] {
     if (*mode == "variants") return variants();
     if (*mode == "scaling") return scaling();
+    if (*mode == "stencils") return stencils();
     return *mode == "gpu" ? run_bench_gpu(*o) : run_bench_cpu(*o);
   };
 }

@@ -1,0 +1,208 @@
+// The chunked passes of the CPU sweep of any stencil (stencil_sweep.hpp), as
+// templates that inline into their caller: stencil_sweep.cpp compiles them
+// once per instruction set, so each build runs the widest vectors the
+// machine it runs on has.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "core/stencil_terms.hpp"
+#include "devices/cpu/jacobi_kernels.hpp"
+#include "devices/cpu/stencil_sweep.hpp"
+#include "hetstencil/grid.hpp"
+
+namespace hetstencil {
+
+namespace sweep_detail {
+
+// sum[j] (= First ? 0 : sum[j]) + w_0 u[j + o_0] + ... + w_{G-1} u[j + o_{G-1}],
+// added left to right, for j in [0, n).
+template <class T, int G, bool First>
+[[gnu::always_inline]] inline void add_points(T* __restrict sum, const T* __restrict u,
+                                              const std::int64_t* offsets, const T* weights, std::int64_t n) {
+  const T* __restrict p[G];
+  T w[G];
+  for (int g = 0; g < G; ++g) {
+    p[g] = u + offsets[g];
+    w[g] = weights[g];
+  }
+  for (std::int64_t j = 0; j < n; ++j) {
+    T s = First ? w[0] * p[0][j] : sum[j] + w[0] * p[0][j];
+    for (int g = 1; g < G; ++g) s = s + w[g] * p[g][j];
+    sum[j] = s;
+  }
+}
+
+template <class T, bool First>
+[[gnu::always_inline]] inline void add_points(int g, T* sum, const T* u, const std::int64_t* offsets,
+                                              const T* weights, std::int64_t n) {
+  switch (g) {
+    case 1: return add_points<T, 1, First>(sum, u, offsets, weights, n);
+    case 2: return add_points<T, 2, First>(sum, u, offsets, weights, n);
+    case 3: return add_points<T, 3, First>(sum, u, offsets, weights, n);
+    case 4: return add_points<T, 4, First>(sum, u, offsets, weights, n);
+    case 5: return add_points<T, 5, First>(sum, u, offsets, weights, n);
+    case 6: return add_points<T, 6, First>(sum, u, offsets, weights, n);
+    case 7: return add_points<T, 7, First>(sum, u, offsets, weights, n);
+    default: return add_points<T, 8, First>(sum, u, offsets, weights, n);
+  }
+}
+
+// x / d, or x * (1 / d) where d is a power of two: then 1 / d is exact and
+// both are the correctly rounded x / d, while a multiply is many times cheaper.
+template <class T>
+struct Divide {
+  T d;
+  T reciprocal;
+  bool by_reciprocal = false;
+  explicit Divide(T divisor) : d(divisor), reciprocal(T(1) / divisor) {
+    int exponent = 0;
+    by_reciprocal = std::fabs(std::frexp(divisor, &exponent)) == T(0.5) && std::isnormal(reciprocal);
+  }
+};
+
+// out[j] = (sum[j] + sf[j]) / d (sf nullptr: + 0), dividing as `divide`
+// says, with non-temporal stores where `streaming` and the target has them.
+template <class T, bool ByReciprocal>
+[[gnu::always_inline]] inline void finish(const T* __restrict sum, const T* __restrict sf, const Divide<T>& divide,
+                                          T* __restrict out, std::int64_t n, bool streaming) {
+  const T d = ByReciprocal ? divide.reciprocal : divide.d;
+  const auto quotient = [d](auto x) __attribute__((always_inline)) { return ByReciprocal ? x * d : x / d; };
+  std::int64_t j = 0;
+#if defined(__AVX__) || defined(__SSE2__)
+  if (streaming) {
+    using L = Lanes<T>;
+    constexpr std::uintptr_t align = L::width * sizeof(T);
+    for (; j < n && reinterpret_cast<std::uintptr_t>(out + j) % align != 0; ++j) {
+      out[j] = quotient(sum[j] + (sf ? sf[j] : T(0)));
+    }
+    const typename L::V dv = L::set1(d);
+    const typename L::V zero = L::set1(T(0));
+    for (; j + L::width <= n; j += L::width) {
+      const typename L::V x = L::load(sum + j) + (sf ? L::load(sf + j) : zero);
+      L::stream(out + j, ByReciprocal ? x * dv : x / dv);
+    }
+  }
+#else
+  (void)streaming;
+#endif
+  if (sf) {
+    for (; j < n; ++j) out[j] = quotient(sum[j] + sf[j]);
+  } else {
+    for (; j < n; ++j) out[j] = quotient(sum[j] + T(0));
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void finish(const T* sum, const T* sf, const Divide<T>& divide, T* out, std::int64_t n,
+                                          bool streaming) {
+  if (divide.by_reciprocal) {
+    finish<T, true>(sum, sf, divide, out, n, streaming);
+  } else {
+    finish<T, false>(sum, sf, divide, out, n, streaming);
+  }
+}
+
+// Values from p to the first cache line boundary at or after it.
+template <class T>
+inline std::int64_t to_line(const T* p) {
+  constexpr std::int64_t line = 64 / static_cast<std::int64_t>(sizeof(T));
+  const auto into = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(p) / sizeof(T) % line);
+  return into > 0 ? line - into : 0;
+}
+
+}  // namespace sweep_detail
+
+/// row_neighbours (stencil_sweep.hpp), inlined into its caller.
+template <class T>
+[[gnu::always_inline]] inline void row_neighbours_inline(const StencilTerms<T>& terms, const SweepBlocking& blocking,
+                                                         const T* u, T* sums, std::int64_t n) {
+  const std::int64_t chunk = std::clamp<std::int64_t>(blocking.chunk_values, 1, kMaxChunkValues);
+  const int per_pass = std::clamp(blocking.points_per_pass, 1, kMaxPointsPerPass);
+  const std::size_t points = terms.offsets.size();
+  for (std::int64_t j0 = 0; j0 < n; j0 += chunk) {
+    const std::int64_t m = std::min(chunk, n - j0);
+    for (std::size_t k = 0; k < points;) {
+      const int g = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(per_pass), points - k));
+      if (k == 0) {
+        sweep_detail::add_points<T, true>(g, sums + j0, u + j0, &terms.offsets[k], &terms.weights[k], m);
+      } else {
+        sweep_detail::add_points<T, false>(g, sums + j0, u + j0, &terms.offsets[k], &terms.weights[k], m);
+      }
+      k += static_cast<std::size_t>(g);
+    }
+  }
+}
+
+/// sweep_units (stencil_sweep.hpp), inlined into its caller.
+template <class T>
+[[gnu::always_inline]] inline void sweep_units_inline(const StencilTerms<T>& terms, const GridShape& slab,
+                                                      const T* __restrict in, T* __restrict out,
+                                                      const SlabSource<T>& source, std::int64_t begin,
+                                                      std::int64_t end, const SweepBlocking& blocking,
+                                                      bool streaming) {
+  const std::int64_t d = slab.depth;
+  const std::int64_t nx = slab.nx;
+  // Chunks of whole cache lines of `out`, so that non-temporal stores fill
+  // every line they touch: a line written partly by plain stores and partly
+  // by streaming ones is written to memory piecemeal, several times slower.
+  constexpr std::int64_t line = 64 / static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t chunk =
+      std::clamp<std::int64_t>(blocking.chunk_values, line, kMaxChunkValues) / line * line;
+  alignas(64) T sums[kMaxChunkValues];
+  const sweep_detail::Divide<T> divide(terms.diagonal);
+  // Columns [c0, c1) of a row: c0 is 0 or where a line of out begins.
+  const auto sweep_row = [&](std::int64_t plane, std::int64_t i, std::int64_t c0,
+                             std::int64_t c1) __attribute__((always_inline)) {
+    const std::int64_t row = (plane * slab.rows() + i) * slab.cols() + d;  // the row's first interior value
+    const T* u = in + row;
+    T* o = out + row;
+    const T* f = source.sf ? source.sf + row : nullptr;
+    const std::int64_t spike = source.spike_index - row;
+    const bool has_spike = !f && spike >= c0 && spike < c1;
+    // The first chunk ends where out's first whole line begins.
+    std::int64_t m = std::min(c1 - c0, c0 == 0 ? sweep_detail::to_line<T>(o) : chunk);
+    if (m == 0) m = std::min(c1 - c0, chunk);
+    for (std::int64_t j0 = c0; j0 < c1; j0 += m, m = std::min(chunk, c1 - j0)) {
+      row_neighbours_inline(terms, blocking, u + j0, sums, m);
+      // The spike's row is stored plainly, so that its cell can be overwritten in order.
+      sweep_detail::finish(sums, f ? f + j0 : nullptr, divide, o + j0, m, streaming && !has_spike);
+    }
+    if (has_spike) o[spike] = terms.update(u + spike, T(1));
+  };
+  if (slab.dimension() == 3) {
+    // Tiles of tile_x columns (whole lines of out, from each row's first
+    // whole line) and tile_rows rows whose neighbourhood fits tile_bytes.
+    const auto value = static_cast<std::int64_t>(sizeof(T));
+    const auto rows_of = [&](std::int64_t x) {
+      return blocking.tile_bytes / ((2 * d + 1) * (std::min(x, nx) + 2 * d) * value) - 2 * d;
+    };
+    std::int64_t tile_x = (nx + line - 1) / line * line;
+    while (tile_x > line && rows_of(tile_x) < blocking.tile_rows_per_radius * d) {
+      tile_x = std::max(line, tile_x / 2 / line * line);
+    }
+    const std::int64_t tile_rows = std::max<std::int64_t>(1, rows_of(tile_x));
+    const std::int64_t tiles_x = nx / tile_x + 1;
+    for (std::int64_t y0 = 0; y0 < slab.ny; y0 += tile_rows) {
+      const std::int64_t y1 = std::min(slab.ny, y0 + tile_rows);
+      for (std::int64_t t = 0; t < tiles_x; ++t) {
+        for (std::int64_t unit = begin; unit < end; ++unit) {
+          for (std::int64_t i = y0; i < y1; ++i) {
+            T* const first = out + ((d + unit) * slab.rows() + d + i) * slab.cols() + d;
+            const std::int64_t aligned = sweep_detail::to_line<T>(first);  // where its first whole line begins
+            const std::int64_t c0 = t == 0 ? 0 : std::min(nx, aligned + t * tile_x);
+            const std::int64_t c1 = t == tiles_x - 1 ? nx : std::min(nx, aligned + (t + 1) * tile_x);
+            if (c0 < c1) sweep_row(d + unit, d + i, c0, c1);
+          }
+        }
+      }
+    }
+  } else {
+    for (std::int64_t unit = begin; unit < end; ++unit) sweep_row(0, d + unit, 0, nx);
+  }
+  if (streaming) stream_fence();
+}
+
+}  // namespace hetstencil
