@@ -96,6 +96,14 @@ if want bench; then
   while read -r dev prec n sweep gcells gbs copy copygbs ratio res resratio; do
     record "bench gpu $dev $prec $n" "sweep ${sweep} ms, copy ${copy} ms, sweep/copy ${ratio}, +residual/copy ${resratio}"
   done < <(grep -E '^gpu[0-9]+ ' "$out/bench-gpu.txt" | grep -v skipped)
+  step "bench stencils: every device, each stencil beside a copy of the same bytes"
+  $bin bench stencils --stencils poisson5,box9,examples/stencils/cross9.json --nx 16384 --ny 16384 --reps 5 \
+    --csv "$out/stencils-2d.csv" 2>"$out/stencils-2d.err" | tee "$out/stencils-2d.txt"
+  $bin bench stencils --stencils poisson7,box27,star4,examples/stencils/star2_3d.json --nx 512 --ny 512 --nz 512 \
+    --reps 5 --csv "$out/stencils-3d.csv" 2>"$out/stencils-3d.err" | tee "$out/stencils-3d.txt"
+  while read -r dev stencil prec grid threads stores sweep copy gbs ratio rest; do
+    record "stencil $dev $stencil $prec" "$grid sweep $sweep ms, $gbs GB/s, sweep/copy $ratio"
+  done < <(grep -hE '^(cpu|gpu)[0-9]+ ' "$out/stencils-2d.txt" "$out/stencils-3d.txt")
   step "bench cpu (alone and beside the GPUs)"
   $bin bench cpu --nx 8192 --ny 8192 --reps 10 --beside-gpus | tee "$out/bench-cpu.txt"
   while read -r dev prec nx rows threads stores sweep copy gcells gbs ratio beside besideratio sweeps; do

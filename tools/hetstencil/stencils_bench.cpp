@@ -112,7 +112,7 @@ Command add_stencils_bench(CLI::App* bench) {
       ->check(naming("a file"));
   add_machine_options(sub, o->machine);
   sub->footer("A size not given fills the device: nx = ny in 2-D, n^3 in 3-D, half the free memory of the device for "
-              "its grids.\nA device with no kernel for a stencil is listed as skipped; a device without a curve of "
+              "its grids;\na device whose memory is short for them is listed as skipped. A device without a curve of "
               "the stencil\nin the profile gets '-' for its prediction. What is being measured is said on stderr.");
   return [o] { return run_stencils_bench(*o); };
 }
