@@ -41,7 +41,7 @@ std::vector<std::vector<std::string>> csv_rows(const fs::path& file) {
 
 TEST(CliBenchStencils, MeasuresEachStencilAndPrecisionOnEveryCpuDevice) {
   const fs::path csv = test::own_folder("hetstencil_cli_bench_stencils") / "stencils.csv";
-  const auto r = run("bench stencils --nx 24 --ny 12 --nz 10 --reps 1 --cpu-devices 2 --threads 1 --stencils "
+  const auto r = run("bench stencils --nx 24 --ny 12 --nz 10 --reps 1 --cpu-devices 2 --threads 1 --devices cpu --stencils "
                      "poisson5,star4," + kExamples + "/cross9.json --csv " + csv.string(),
                      "hetstencil_cli_bench_stencils_cache");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -75,10 +75,10 @@ TEST(CliBenchStencils, MeasuresEachStencilAndPrecisionOnEveryCpuDevice) {
 
 TEST(CliBenchStencils, PredictsFromTheProfilesOwnCurveOfTheStencil) {
   const std::string cache = "hetstencil_cli_bench_stencils_profile";
-  const auto calibrated = run("calibrate --nx 256 --cpu-devices 1 --threads 1", cache);
+  const auto calibrated = run("calibrate --nx 256 --cpu-devices 1 --threads 1 --devices cpu", cache);
   ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err;
   const fs::path csv = test::own_folder("hetstencil_cli_bench_stencils") / "predicted.csv";
-  const auto r = run("bench stencils --nx 256 --ny 64 --reps 1 --cpu-devices 1 --threads 1 --precision double "
+  const auto r = run("bench stencils --nx 256 --ny 64 --reps 1 --cpu-devices 1 --threads 1 --devices cpu --precision double "
                      "--stencils poisson5,box9 --csv " + csv.string(),
                      cache);
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -87,8 +87,8 @@ TEST_F(CliFiles, OutputsAreWrittenThroughLinksAndNeverOverAFolderOrAReadOnlyFile
 }
 
 TEST_F(CliFiles, CpuDevicesCutDifferentlyKeepCurvesOfTheirOwn) {
-  ASSERT_EQ(run("calibrate --nx 64 --budget 2 --cpu-devices 2").exit_code, 0);
-  ASSERT_EQ(run("calibrate --nx 64 --budget 2").exit_code, 0);
+  ASSERT_EQ(run("calibrate --nx 64 --budget 2 --cpu-devices 2 --devices cpu").exit_code, 0);
+  ASSERT_EQ(run("calibrate --nx 64 --budget 2 --devices cpu").exit_code, 0);
   const auto j = nlohmann::json::parse(read(profile()));
   std::set<std::string> keys;
   for (const auto& [key, device] : j.at("devices").items()) {
