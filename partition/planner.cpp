@@ -37,10 +37,15 @@ struct Evaluated {
   double judged_s() const { return prediction.total_s * (beside_gpus ? 1.0 + kLeastGainBesideGpus : 1.0); }
 };
 
-// The most rows in [0, cap] whose iteration fits under t (iteration time grows with rows).
+// The most rows in [0, cap] whose iteration fits under t. Iteration time grows
+// with rows, except on the smallest slabs of a GPU, where edges that no
+// interior hides and the loop's overhead can make a few rows slower than many:
+// the whole cap is tried first, and the search does not trust its low end.
 std::int64_t rows_under(const SplitModel& model, std::size_t k, double t, std::int64_t cap) {
-  if (cap < model.min_rows() || model.device(k, model.min_rows()).iteration_s > t) return 0;
-  std::int64_t lo = model.min_rows(), hi = cap;
+  if (cap < model.min_rows()) return 0;
+  if (model.device(k, cap).iteration_s <= t) return cap;
+  std::int64_t lo = model.min_rows(), hi = cap - 1;
+  if (lo > hi) return 0;
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo + 1) / 2;
     if (model.device(k, mid).iteration_s <= t) {
@@ -49,7 +54,7 @@ std::int64_t rows_under(const SplitModel& model, std::size_t k, double t, std::i
       hi = mid - 1;
     }
   }
-  return lo;
+  return model.device(k, lo).iteration_s <= t ? lo : 0;
 }
 
 // One order's model, and each device's most rows (its memory, or the grid).

@@ -192,6 +192,37 @@ TEST(Planner, EqualDevicesDifferByAtMostOneRow) {
   EXPECT_LE(hi - lo, 1);
 }
 
+// A GPU whose smallest slabs take longer than its large ones (edges no interior
+// hides, plus its loop's overhead), as a tiny grid calibrates: alone, it gets
+// every row, and beside a slower CPU device it still gets most.
+TEST(Planner, AGpuSlowerOnFewRowsThanOnManyStillTakesTheGrid) {
+  Profile p;
+  DeviceProfile gpu;
+  gpu.kind = "gpu";
+  gpu.rates[kKey] = RateCurve({{4, 7.7e-6}, {128, 7.7e-6}, {256, 8.0e-6}});
+  gpu.step[kKey] = 2.0e-5;
+  gpu.overhead[kKey] = 1.9e-5;
+  gpu.setup_in = gpu.setup_out = {1e-5, 5e9};
+  p.devices["gpu0"] = gpu;
+  const std::vector<Candidate> alone = {{"gpu0", DeviceKind::Gpu}};
+  StopRule stop;
+  stop.max_iterations = 5000;
+  const Plan plan = plan_split(p, alone, Precision::Double, kNx, 256, stop);
+  ASSERT_EQ(plan.parts.size(), 1u);
+  EXPECT_EQ(plan.parts[0].rows, 256);
+
+  DeviceProfile cpu;
+  cpu.kind = "cpu";
+  cpu.rates[kKey] = RateCurve({{1, 1e-6}, {256, 256e-6}});
+  cpu.step[kKey] = 1e-6;
+  p.devices["cpu0"] = cpu;
+  p.links[link_key("cpu0", "gpu0")] = p.links[link_key("gpu0", "cpu0")] = {5e-6, 10e9};
+  const Plan both = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}}, Precision::Double, kNx, 256, stop);
+  std::int64_t gpu_rows = 0;
+  for (const auto& part : both.parts) gpu_rows += part.device == 1 ? part.rows : 0;  // candidates[1]: gpu0
+  EXPECT_GT(gpu_rows, 128);
+}
+
 // A blocked split: the GPUs priced by their blocked curves, and no device with
 // fewer rows than the depth (its neighbours' ghost rows come from it).
 TEST(Planner, BlockedSplitsGiveEveryDeviceItsDepthInRows) {
