@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -129,6 +130,36 @@ void expect_same_bits(const Result& got, const Result& want) {
   EXPECT_EQ(got.report.converged, want.report.converged);
   EXPECT_EQ(std::memcmp(&got.report.residual, &want.report.residual, sizeof(Residual)), 0)
       << got.report.residual.l2 << " vs " << want.report.residual.l2;
+}
+
+// A problem of stencil `s` on a grid of the given sizes (nz: planes, 3-D
+// stencils only): with an even `variety` the spike and a constant boundary,
+// otherwise a source and a boundary from functions; `iterations` of them, or
+// with a tolerance stop checked every 7 (at most 300).
+inline Problem stencil_problem(const Stencil& s, Precision precision, std::int64_t nx, std::int64_t ny,
+                               std::int64_t nz, bool tolerance, int variety, std::int64_t iterations) {
+  Problem p;
+  p.stencil = s;
+  p.precision = precision;
+  p.nx = nx;
+  p.ny = ny;
+  p.nz = s.dimension == 3 ? nz : 0;
+  if (variety % 2 == 0) {
+    p.boundary = Boundary::constant(0.5);
+  } else if (s.dimension == 3) {
+    p.source = Source::from_function_3d([](double x, double y, double z) { return std::exp(x) * std::cos(3 * y) - z; });
+  } else {
+    p.source = Source::from_function([](double x, double y) { return std::exp(x) * std::cos(3 * y); });
+    p.boundary = Boundary::from_function([](double x, double y) { return x * x - y; });
+  }
+  if (tolerance) {
+    p.stop.max_iterations = 300;
+    p.stop.tolerance = 0.3;
+    p.stop.check_every = 7;
+  } else {
+    p.stop.max_iterations = iterations;
+  }
+  return p;
 }
 
 inline void expect_same_bits(const Result& got, const Result& want) {

@@ -19,28 +19,7 @@ namespace {
 using testing_support::expect_same_bits;
 
 Problem problem_of(const Stencil& s, Precision precision, bool tolerance, int variety) {
-  Problem p;
-  p.stencil = s;
-  p.precision = precision;
-  p.nx = 23;
-  p.ny = 17;
-  p.nz = s.dimension == 3 ? 15 : 0;
-  if (variety % 2 == 0) {
-    p.boundary = Boundary::constant(0.5);  // and the spike
-  } else if (s.dimension == 3) {
-    p.source = Source::from_function_3d([](double x, double y, double z) { return std::exp(x) * std::cos(3 * y) - z; });
-  } else {
-    p.source = Source::from_function([](double x, double y) { return std::exp(x) * std::cos(3 * y); });
-    p.boundary = Boundary::from_function([](double x, double y) { return x * x - y; });
-  }
-  if (tolerance) {
-    p.stop.max_iterations = 300;
-    p.stop.tolerance = 0.3;
-    p.stop.check_every = 7;
-  } else {
-    p.stop.max_iterations = 23;
-  }
-  return p;
+  return testing_support::stencil_problem(s, precision, 23, 17, 15, tolerance, variety, 23);
 }
 
 // Uneven: the first device takes the fewest units, the last the most.

@@ -27,31 +27,9 @@ RuntimeOptions on(const std::string& devices) {
   return o;
 }
 
-// nx past one 128-cell segment, its last one partial; the spike and a constant
-// boundary, or a source and a boundary from functions.
+// nx past one 128-cell segment, its last one partial.
 Problem problem_of(const Stencil& s, Precision precision, bool tolerance, int variety) {
-  Problem p;
-  p.stencil = s;
-  p.precision = precision;
-  p.nx = 133;
-  p.ny = s.dimension == 3 ? 7 : 21;
-  p.nz = s.dimension == 3 ? 19 : 0;
-  if (variety % 2 == 0) {
-    p.boundary = Boundary::constant(0.5);
-  } else if (s.dimension == 3) {
-    p.source = Source::from_function_3d([](double x, double y, double z) { return std::exp(x) * std::cos(3 * y) - z; });
-  } else {
-    p.source = Source::from_function([](double x, double y) { return std::exp(x) * std::cos(3 * y); });
-    p.boundary = Boundary::from_function([](double x, double y) { return x * x - y; });
-  }
-  if (tolerance) {
-    p.stop.max_iterations = 300;
-    p.stop.tolerance = 0.3;
-    p.stop.check_every = 7;
-  } else {
-    p.stop.max_iterations = 13;
-  }
-  return p;
+  return testing_support::stencil_problem(s, precision, 133, s.dimension == 3 ? 7 : 21, 19, tolerance, variety, 13);
 }
 
 // Offsets anywhere within radius 4, random weights, a dominant diagonal (the
