@@ -9,7 +9,7 @@
 // sample's (float 16384^2, 1000 iterations), so that figures compare directly.
 #include "tools/hetstencil/scaling_bench.hpp"
 
-#include <cmath>
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <limits>
