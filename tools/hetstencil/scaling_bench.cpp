@@ -4,13 +4,12 @@
 // keeps the grid; weak scaling gives each GPU the grid's rows. Each row shows
 // the solve phase's time (median of the runs), speed-up and efficiency against
 // one GPU, GCells/s, the model's iteration time beside the measured one (where
-// the profile has curves for the GPUs), and whether the residual has the same
-// bits as on one GPU. The default problem is the NVIDIA multi-GPU Jacobi
+// the profile has curves for the GPUs), and (strong scaling) whether the
+// solution has the same bits as on one GPU. The default problem is the NVIDIA multi-GPU Jacobi
 // sample's (float 16384^2, 1000 iterations), so that figures compare directly.
 #include "tools/hetstencil/scaling_bench.hpp"
 
 #include <algorithm>
-#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -22,6 +21,7 @@
 
 #include "hetstencil/error.hpp"
 #include "hetstencil/npy.hpp"
+#include "hetstencil/reference.hpp"
 #include "hetstencil/runtime.hpp"
 #include "hetstencil/statistics.hpp"
 #include "hetstencil/topology.hpp"
@@ -68,9 +68,6 @@ std::vector<Mode> modes_of(const ScalingOptions& o) {
   return out;
 }
 
-// The same bits: NaN-safe, -0 apart from 0.
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
 int run_scaling(const ScalingOptions& o) {
   if (!o.csv.empty()) check_writable(o.csv);
   const std::vector<Mode> modes = modes_of(o);
@@ -98,7 +95,7 @@ int run_scaling(const ScalingOptions& o) {
   for (const std::string& kind : kinds) {
     for (const Mode& mode : modes) {
       double one = 0.0;
-      std::optional<double> one_l2;
+      std::optional<Solution> one_solution;  // strong scaling: what every GPU count must give
       for (int n = 1; n <= most; ++n) {
         Problem p;
         p.precision = precision;
@@ -110,24 +107,23 @@ int run_scaling(const ScalingOptions& o) {
         plan.variant = mode.variant;
         plan.prediction = runtime.predict(p, plan);
         std::vector<double> times;
-        Report last;
+        Result result;
         for (int run = 0; run < o.runs; ++run) {
           fmt::print(stderr, "{} {} on {} GPU(s): run {} of {}\r", kind, mode.name, n, run + 1, o.runs);
-          last = runtime.solve(p, plan).report;
-          times.push_back(last.solve_s);
+          result = runtime.solve(p, plan);
+          times.push_back(result.report.solve_s);
         }
+        const Report& last = result.report;
         const double t = median(times);
-        if (n == 1) {
-          one = t;
-          one_l2 = last.residual.l2;
-        }
+        if (n == 1) one = t;
+        if (n == 1 && kind == "strong") one_solution = result.solution;
         const double speedup = one / t;
         const double efficiency = kind == "weak" ? speedup : speedup / n;
         const double cells = static_cast<double>(p.nx) * static_cast<double>(p.ny) * static_cast<double>(last.iterations);
         const double measured = t / static_cast<double>(last.iterations);
         const std::optional<double> predicted = predicted_iteration_s(last);
         // Weak scaling grows the grid, so only strong rows compare bits with one GPU.
-        const std::string bits = kind == "weak" ? "-" : (same_bits(last.residual.l2, *one_l2) ? "same" : "DIFFER");
+        const std::string bits = !one_solution ? "-" : (same_bits(result.solution, *one_solution) ? "same" : "DIFFER");
         fmt::print("{:<7} {:<9} {:>4} {:>7} {:>7} {:>10.4f} {:>8.3f} {:>6.1f}% {:>9.1f} {:>13} {:>12.4f} {:>7} {:>5}\n",
                    kind, mode.name, n, p.nx, p.ny, t, speedup, 100.0 * efficiency, cells / t / 1e9,
                    predicted ? fmt::format("{:.4f}", *predicted * 1e3) : "-", measured * 1e3,
