@@ -162,6 +162,26 @@ inline Problem stencil_problem(const Stencil& s, Precision precision, std::int64
   return p;
 }
 
+// Offsets anywhere within radius 4, random weights, a dominant diagonal (the
+// tolerance stop is met); `points` above 32 takes the kernel's large table.
+inline Stencil random_stencil(int dimension, unsigned seed, std::size_t points) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> offset(-kMaxStencilRadius, kMaxStencilRadius);
+  std::uniform_real_distribution<double> weight(-1.0, 1.0);
+  Stencil s;
+  s.name = "random" + std::to_string(seed);
+  s.dimension = dimension;
+  while (s.points.size() < points) {
+    StencilPoint q{offset(rng), offset(rng), dimension == 3 ? offset(rng) : 0, weight(rng)};
+    bool fresh = !(q.dx == 0 && q.dy == 0 && q.dz == 0);
+    for (const StencilPoint& o : s.points) fresh = fresh && !(o.dx == q.dx && o.dy == q.dy && o.dz == q.dz);
+    if (fresh) s.points.push_back(q);
+  }
+  s.diagonal = static_cast<double>(points) + weight(rng);
+  s.source_scale = {0.5 + weight(rng), seed % 2 == 0};
+  return s;
+}
+
 inline void expect_same_bits(const Result& got, const Result& want) {
   if (std::holds_alternative<Grid<float>>(want.solution)) {
     expect_same_bits<float>(got, want);

@@ -5,7 +5,6 @@
 
 #include "core/dispatch.hpp"
 #include "core/robust.hpp"
-#include "core/stencil_terms.hpp"
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/cuda_timing.cuh"
@@ -18,9 +17,9 @@ namespace {
 // each side, two buffers of random values and the residual's sums.
 template <class T>
 struct BenchSlab {
-  BenchSlab(const StencilJob& job, std::int64_t units, const std::string& where)
+  BenchSlab(const StencilJob& job, int gpu, std::int64_t units, const std::string& where)
       : slab(cuda::StencilSlab::of(job.shape())),
-        code(stencil_terms<T>(job.stencil, job.shape())),
+        code(job.stencil, job.shape(), gpu, cuda::SweepShape::default_for(job.stencil.dimension)),
         values(static_cast<std::size_t>((units + 2 * job.stencil.radius()) * job.unit_values())),
         u(values * sizeof(T), where),
         v(values * sizeof(T), where),
@@ -61,7 +60,7 @@ std::vector<GpuRateSample> rate_samples(int gpu, const StencilJob& job, const st
   const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its sweep of the stencil '" + job.stencil.name + "'";
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
   const std::int64_t radius = job.stencil.radius();
-  BenchSlab<T> slab(job, *std::max_element(rows.begin(), rows.end()), where);
+  BenchSlab<T> slab(job, gpu, *std::max_element(rows.begin(), rows.end()), where);
   std::vector<GpuRateSample> out;
   for (std::int64_t r : rows) {
     std::vector<double> plain, checked;
@@ -93,7 +92,7 @@ SweepVsCopy sweep_vs_copy(int gpu, const StencilJob& job, int repetitions) {
     r.skipped = true;
     return r;
   }
-  BenchSlab<T> bench(job, units, where);
+  BenchSlab<T> bench(job, gpu, units, where);
   const std::int64_t radius = job.stencil.radius();
   r.sweep_s = cuda::median_seconds(where, repetitions, bench.stream, [&] { bench.sweep(radius, units, false); });
   r.checked_sweep_s = cuda::median_seconds(where, repetitions, bench.stream, [&] { bench.sweep(radius, units, true); });

@@ -1,7 +1,9 @@
 #include "devices/cuda/stencil_kernels.cuh"
 
 #include <algorithm>
+#include <type_traits>
 
+#include "devices/cuda/runtime_kernel.hpp"
 #include "hetstencil/stencil.hpp"
 
 namespace hetstencil::cuda {
@@ -195,8 +197,51 @@ struct StencilCode<T>::Tables {
   std::unique_ptr<PointTable<T, kMostPoints>> most;
 };
 
+// The sweep generated for the description, and how it is laid out.
 template <class T>
-StencilCode<T>::StencilCode(const StencilTerms<T>& terms) : tables_(std::make_unique<Tables>()) {
+struct StencilCode<T>::Generated {
+  SweepShape shape;
+  RuntimeKernel kernel;
+
+  // Whether it sweeps `pass`: a plain sweep, in 3-D of planes with at least
+  // the lines a thread updates.
+  bool takes(const StencilSlab& slab, const StencilPass<T>& pass) const {
+    return pass.out && pass.check_end <= pass.check_begin && (!slab.three_d || slab.lines >= shape.lines);
+  }
+
+  void launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const {
+    using i64 = long long;
+    const i64 units = pass.unit_end - pass.unit_begin;
+    const i64 most = 65535;
+    i64 per_block = std::max<i64>(shape.units, (units + most - 1) / most);
+    const i64 chunks = (units + per_block - 1) / per_block;
+    const i64 lines_per_block = static_cast<i64>(shape.warps) * shape.lines;
+    dim3 grid;
+    if (slab.three_d) {
+      grid = dim3(static_cast<unsigned>((slab.nx + 32 * shape.columns - 1) / (32 * shape.columns)), static_cast<unsigned>((slab.lines + lines_per_block - 1) / lines_per_block),
+                  static_cast<unsigned>(chunks));
+    } else {
+      const i64 block_cols = 32 * static_cast<i64>(shape.warps) * shape.columns;
+      grid = dim3(static_cast<unsigned>((slab.nx + block_cols - 1) / block_cols), static_cast<unsigned>(chunks));
+    }
+    const T* in = pass.in;
+    T* out = pass.out;
+    const T* sf = pass.sf;
+    i64 spike = pass.spike, begin = pass.unit_begin, end = pass.unit_end, nx = slab.nx, lines = slab.lines,
+        cols = slab.cols, unit_values = slab.unit_values, depth = slab.depth;
+    void* args[] = {&in, &out, &sf, &spike, &begin, &end, &per_block, &nx, &lines, &cols, &unit_values, &depth};
+    // Its error is the caller's to check, as a <<<>>> launch's: cudaGetLastError.
+    (void)cudaLaunchKernel(kernel.function(), grid, dim3(32, static_cast<unsigned>(shape.warps)), args, 0, stream);
+  }
+};
+
+template <class T>
+StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int gpu, const SweepShape& sweep)
+    : tables_(std::make_unique<Tables>()) {
+  const Precision precision = std::is_same_v<T, float> ? Precision::Float : Precision::Double;
+  const std::string what = "the sweep of the stencil '" + stencil.name + "' in " + to_string(precision);
+  generated_.reset(new Generated{sweep, RuntimeKernel(sweep_kernel_source(stencil, precision, sweep), kSweepEntry, gpu, what)});
+  const StencilTerms<T> terms = stencil_terms<T>(stencil, shape);
   if (terms.offsets.size() <= static_cast<std::size_t>(kFewPoints)) {
     fill(tables_->few, terms);
   } else {
@@ -211,7 +256,9 @@ StencilCode<T>::~StencilCode() = default;
 template <class T>
 void StencilCode<T>::launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const {
   if (pass.unit_end <= pass.unit_begin || slab.nx <= 0) return;
-  if (tables_->most) {
+  if (generated_->takes(slab, pass)) {
+    generated_->launch(slab, pass, stream);
+  } else if (tables_->most) {
     launch_table(*tables_->most, slab, pass, stream);
   } else {
     launch_table(tables_->few, slab, pass, stream);

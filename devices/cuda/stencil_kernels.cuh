@@ -1,8 +1,10 @@
-// The GPU sweep of any stencil description (core/stencil_terms.hpp), one
-// kernel for every description: the points' offsets and weights travel as a
-// kernel argument (__grid_constant__, read through the constant cache, the
-// same value broadcast to a whole warp), so a stencil read from a file runs
-// without compiling anything. See docs/stencils.md, "How GPUs run a stencil".
+// The GPU sweeps of any stencil description (core/stencil_terms.hpp). A plain
+// sweep runs a kernel generated for the description and compiled at run time
+// (stencil_codegen.hpp, runtime_kernel.hpp). A sweep that also folds the
+// residual runs one kernel for every description: the points' offsets and
+// weights travel as a kernel argument (__grid_constant__, read through the
+// constant cache, the same value broadcast to a whole warp). See
+// docs/stencils.md, "How GPUs run a stencil".
 //
 // The slab is laid out as the grid is (units of the split axis one after the
 // other, each as dense as in the grid), so the grid's linear offsets serve it.
@@ -24,6 +26,7 @@
 #include <memory>
 
 #include "core/stencil_terms.hpp"
+#include "devices/cuda/stencil_codegen.hpp"
 
 namespace hetstencil::cuda {
 
@@ -60,11 +63,13 @@ struct StencilPass {
   double* segment_max = nullptr;
 };
 
-/// A stencil's points for the kernel, in precision T, made once per solve.
+/// A stencil's kernels in precision T for one GPU, made once per solve.
 template <class T>
 class StencilCode {
  public:
-  explicit StencilCode(const StencilTerms<T>& terms);
+  /// `stencil`'s kernels for grids of `shape` on GPU `gpu`; the generated
+  /// sweep, laid out as `sweep`, is compiled now (or found on disk).
+  StencilCode(const Stencil& stencil, const GridShape& shape, int gpu, const SweepShape& sweep);
   ~StencilCode();
   StencilCode(const StencilCode&) = delete;
   StencilCode& operator=(const StencilCode&) = delete;
@@ -75,7 +80,9 @@ class StencilCode {
 
  private:
   struct Tables;
+  struct Generated;
   std::unique_ptr<Tables> tables_;
+  std::unique_ptr<Generated> generated_;
 };
 
 /// Each checked unit's sum of rho^2 (its lines' segment sums in column order,

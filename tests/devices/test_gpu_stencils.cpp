@@ -32,32 +32,12 @@ Problem problem_of(const Stencil& s, Precision precision, bool tolerance, int va
   return testing_support::stencil_problem(s, precision, 133, s.dimension == 3 ? 7 : 21, 19, tolerance, variety, 13);
 }
 
-// Offsets anywhere within radius 4, random weights, a dominant diagonal (the
-// tolerance stop is met); `points` above 32 takes the kernel's large table.
-Stencil random_stencil(int dimension, unsigned seed, std::size_t points) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> offset(-kMaxStencilRadius, kMaxStencilRadius);
-  std::uniform_real_distribution<double> weight(-1.0, 1.0);
-  Stencil s;
-  s.name = "random" + std::to_string(seed);
-  s.dimension = dimension;
-  while (s.points.size() < points) {
-    StencilPoint q{offset(rng), offset(rng), dimension == 3 ? offset(rng) : 0, weight(rng)};
-    bool fresh = !(q.dx == 0 && q.dy == 0 && q.dz == 0);
-    for (const StencilPoint& o : s.points) fresh = fresh && !(o.dx == q.dx && o.dy == q.dy && o.dz == q.dz);
-    if (fresh) s.points.push_back(q);
-  }
-  s.diagonal = static_cast<double>(points) + weight(rng);
-  s.source_scale = {0.5 + weight(rng), seed % 2 == 0};
-  return s;
-}
-
 std::vector<Stencil> stencils() {
   std::vector<Stencil> out;
   for (const std::string& name : builtin_stencil_names()) out.push_back(Stencil::builtin(name));
-  out.push_back(random_stencil(2, 21, 11));
-  out.push_back(random_stencil(3, 22, 13));
-  out.push_back(random_stencil(3, 23, 40));
+  out.push_back(testing_support::random_stencil(2, 21, 11));
+  out.push_back(testing_support::random_stencil(3, 22, 13));
+  out.push_back(testing_support::random_stencil(3, 23, 40));
   return out;
 }
 
@@ -113,7 +93,7 @@ TEST(GpuStencils, BlockedSweepsGiveTheReferenceBits) {
   for (const std::string& set : device_sets()) {
     Runtime runtime(on(set));
     int variety = 0;
-    for (const Stencil& s : {Stencil::builtin("box9"), Stencil::builtin("star4"), random_stencil(3, 24, 9)}) {
+    for (const Stencil& s : {Stencil::builtin("box9"), Stencil::builtin("star4"), testing_support::random_stencil(3, 24, 9)}) {
       for (int depth : {2, 3}) {
         for (bool tolerance : {false, true}) {
           Problem p = problem_of(s, variety % 3 ? Precision::Double : Precision::Float, tolerance, variety);

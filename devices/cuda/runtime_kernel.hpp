@@ -1,0 +1,36 @@
+// A kernel compiled at run time with NVRTC for one GPU's architecture and
+// loaded with the runtime's library API (no driver API to link). Compiled
+// code is kept on disk, in the kernels/ folder beside the profiles
+// ($XDG_CACHE_HOME/hetstencil/kernels, else ~/.cache/hetstencil/kernels),
+// under a hash of the source, the options, the architecture and NVRTC's
+// version: a second solve of the same stencil loads it in milliseconds.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+namespace hetstencil::cuda {
+
+class RuntimeKernel {
+ public:
+  /// The entry point `entry` of `source`, for GPU `gpu`; `what` says what it
+  /// is in messages ("the sweep of the stencil 'box27' in double"). Throws
+  /// CudaError naming the GPU and NVRTC's log when it does not compile or load.
+  RuntimeKernel(const std::string& source, const char* entry, int gpu, const std::string& what);
+  ~RuntimeKernel();
+  RuntimeKernel(const RuntimeKernel&) = delete;
+  RuntimeKernel& operator=(const RuntimeKernel&) = delete;
+
+  /// What cudaLaunchKernel takes.
+  const void* function() const { return reinterpret_cast<const void*>(kernel_); }
+
+ private:
+  cudaLibrary_t library_ = nullptr;
+  cudaKernel_t kernel_ = nullptr;
+};
+
+/// The folder compiled kernels are kept in.
+std::string kernel_cache_folder();
+
+}  // namespace hetstencil::cuda

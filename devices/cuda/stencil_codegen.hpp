@@ -1,0 +1,43 @@
+// CUDA C++ source of a sweep kernel made for one stencil description, compiled
+// at run time (devices/cuda/runtime_kernel.hpp). The description's points and
+// weights are constants of the code, so the compiler sees every load: each
+// thread keeps the values its cells share in registers (the lines of its own
+// cells, and the units it marches through along the split axis), and loads
+// each value of the grid about once. See docs/stencils.md, "How GPUs run a
+// stencil".
+#pragma once
+
+#include <string>
+
+#include "hetstencil/problem.hpp"
+#include "hetstencil/stencil.hpp"
+
+namespace hetstencil::cuda {
+
+/// How a generated kernel lays its threads over the slab: what a tuner may vary.
+struct SweepShape {
+  int warps = 4;    ///< warps of a block: side by side along x in 2-D, along the lines (y) in 3-D
+  int columns = 1;  ///< cells each thread updates along x, 32 apart (more loads in flight)
+  int lines = 4;    ///< 3-D: neighbouring lines each thread updates (their shared values stay in registers); 1 in 2-D
+  int units = 32;   ///< units (rows in 2-D, planes in 3-D) a block marches through; a launch parameter
+
+  /// The shape used unless tuned. Measured on an H100 (bench stencils, float
+  /// and double, 16384^2 and 512^3; docs/stencils.md): in 2-D, 2 warps of 2
+  /// columns over 16 rows; in 3-D, 4 warps of 4 lines over 32 planes.
+  static SweepShape default_for(int dimension);
+
+  bool operator==(const SweepShape& o) const { return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units; }
+};
+
+/// The kernel's entry point in the generated source (extern "C").
+constexpr const char* kSweepEntry = "hetstencil_sweep";
+
+/// The source of a kernel that sweeps units [unit_begin, unit_end) of a slab
+/// laid out as StencilSlab says, with the operations of StencilTerms::update
+/// in the description's order (so the bits are the reference's when compiled
+/// without fused multiply-adds). Its parameters, in order: const T* in, T* out,
+/// const T* sf (or null: zero but at the spike), long long spike, unit_begin,
+/// unit_end, units_per_block, nx, lines, cols, unit_values, depth.
+std::string sweep_kernel_source(const Stencil& stencil, Precision precision, const SweepShape& shape);
+
+}  // namespace hetstencil::cuda

@@ -1,0 +1,155 @@
+// The sweep generated for a description: its source compiles with NVRTC for
+// every built-in and random descriptions, in both precisions and several
+// shapes (no GPU needed); on a GPU, each shape's sweep gives every cell the
+// bits of StencilTerms::update, and a compiled kernel is kept on disk, a
+// damaged one compiled again.
+#include <gtest/gtest.h>
+#include <nvrtc.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/stencil_terms.hpp"
+#include "devices/cuda/cuda_info.hpp"
+#include "devices/cuda/cuda_resources.hpp"
+#include "devices/cuda/stencil_codegen.hpp"
+#include "devices/cuda/stencil_kernels.cuh"
+#include "tests/test_support.hpp"
+
+namespace hetstencil {
+namespace {
+
+namespace fs = std::filesystem;
+using cuda::SweepShape;
+
+std::vector<Stencil> stencils() {
+  std::vector<Stencil> out;
+  for (const std::string& name : builtin_stencil_names()) out.push_back(Stencil::builtin(name));
+  out.push_back(testing_support::random_stencil(2, 31, 17));
+  out.push_back(testing_support::random_stencil(3, 32, 40));
+  return out;
+}
+
+std::vector<SweepShape> shapes(int dimension) {
+  return {SweepShape::default_for(dimension), SweepShape{8, 3, 1, 7}, SweepShape{1, 1, 2, 5}};
+}
+
+// NVRTC's verdict on `source`, with its log when it refuses it.
+std::string compile_errors(const std::string& source) {
+  nvrtcProgram program = nullptr;
+  if (nvrtcCreateProgram(&program, source.c_str(), "sweep.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) return "no program";
+  const char* options[] = {"--gpu-architecture=sm_90", "--fmad=false", "-std=c++17"};
+  std::string errors;
+  if (nvrtcCompileProgram(program, 3, options) != NVRTC_SUCCESS) {
+    std::size_t size = 0;
+    nvrtcGetProgramLogSize(program, &size);
+    errors.assign(size, '\0');
+    nvrtcGetProgramLog(program, errors.data());
+    if (errors.empty()) errors = "refused without a log";
+  }
+  nvrtcDestroyProgram(&program);
+  return errors;
+}
+
+TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
+  for (const Stencil& s : stencils()) {
+    for (Precision precision : {Precision::Float, Precision::Double}) {
+      for (const SweepShape& shape : shapes(s.dimension)) {
+        const std::string source = cuda::sweep_kernel_source(s, precision, shape);
+        EXPECT_EQ(compile_errors(source), "") << s.name << " " << to_string(precision) << "\n" << source;
+      }
+    }
+  }
+}
+
+// One sweep of a slab of random values by `code`, against the update of every
+// interior cell computed on the host; the cells past the interior keep their values.
+template <class T>
+void expect_reference_sweep(const Stencil& s, const SweepShape& shape) {
+  GridShape grid{s.dimension == 3 ? 9 : 0, s.dimension == 3 ? 7 : 21, 133, s.radius()};
+  const cuda::StencilSlab slab = cuda::StencilSlab::of(grid);
+  const std::int64_t units = s.dimension == 3 ? grid.nz : grid.ny;
+  const std::size_t values = static_cast<std::size_t>((units + 2 * grid.depth) * slab.unit_values);
+  std::vector<T> in(values), out(values, T(-7));
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+  for (T& v : in) v = static_cast<T>(uniform(rng));
+  const std::int64_t spike = (grid.depth + 3) * slab.unit_values + (s.dimension == 3 ? (grid.depth + 2) * slab.cols : 0) +
+                             grid.depth + 40;
+  cuda::DeviceMemory in_d(values * sizeof(T), "test"), out_d(values * sizeof(T), "test");
+  ASSERT_EQ(cudaMemcpy(in_d.get(), in.data(), values * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(out_d.get(), out.data(), values * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  cuda::StencilCode<T> code(s, grid, 0, shape);
+  cuda::StencilPass<T> pass;
+  pass.in = in_d.get<T>();
+  pass.out = out_d.get<T>();
+  pass.spike = spike;
+  pass.unit_begin = grid.depth;
+  pass.unit_end = grid.depth + units;
+  code.launch(slab, pass, nullptr);
+  ASSERT_EQ(cudaGetLastError(), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(out.data(), out_d.get(), values * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+
+  const StencilTerms<T> terms = stencil_terms<T>(s, grid);
+  std::int64_t wrong = 0, first_wrong = -1;
+  for (std::int64_t u = 0; u < units + 2 * grid.depth; ++u) {
+    for (std::int64_t line = 0; line < (s.dimension == 3 ? grid.rows() : 1); ++line) {
+      for (std::int64_t x = 0; x < slab.cols; ++x) {
+        const std::int64_t cell = u * slab.unit_values + line * slab.cols + x;
+        const bool interior = u >= grid.depth && u < grid.depth + units && x >= grid.depth && x < grid.depth + grid.nx &&
+                              (s.dimension == 2 || (line >= grid.depth && line < grid.depth + grid.ny));
+        const T want = interior ? terms.update(in.data() + cell, cell == spike ? T(1) : T(0)) : T(-7);
+        if (std::memcmp(&want, &out[static_cast<std::size_t>(cell)], sizeof(T)) != 0) {
+          if (wrong++ == 0) first_wrong = cell;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(wrong, 0) << s.name << " warps " << shape.warps << " columns " << shape.columns << " lines " << shape.lines
+                      << " units " << shape.units << ": first at value " << first_wrong;
+}
+
+TEST(StencilCodegen, EveryShapesSweepGivesTheUpdatesBits) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  testing_support::Scratch scratch("hetstencil_codegen");
+  setenv("XDG_CACHE_HOME", scratch.file("cache").c_str(), 1);
+  for (const Stencil& s : stencils()) {
+    for (const SweepShape& shape : shapes(s.dimension)) {
+      expect_reference_sweep<float>(s, shape);
+      expect_reference_sweep<double>(s, shape);
+    }
+  }
+  unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(StencilCodegen, ACompiledSweepIsKeptAndADamagedOneCompiledAgain) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  testing_support::Scratch scratch("hetstencil_kernel_cache");
+  setenv("XDG_CACHE_HOME", scratch.file("cache").c_str(), 1);
+  const Stencil s = Stencil::builtin("box9");
+  const GridShape grid{0, 40, 50, 1};
+  const SweepShape shape = SweepShape::default_for(2);
+  auto kept = [&] {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(fs::path(scratch.file("cache")) / "hetstencil" / "kernels")) files.push_back(e.path());
+    return files;
+  };
+  { cuda::StencilCode<double> code(s, grid, 0, shape); }
+  std::vector<fs::path> files = kept();
+  ASSERT_EQ(files.size(), 1u);
+  const auto size = fs::file_size(files[0]);
+  { std::ofstream(files[0], std::ios::trunc) << "not a kernel"; }
+  { cuda::StencilCode<double> code(s, grid, 0, shape); }
+  EXPECT_EQ(kept().size(), 1u);
+  EXPECT_EQ(fs::file_size(files[0]), size);
+  unsetenv("XDG_CACHE_HOME");
+}
+
+}  // namespace
+}  // namespace hetstencil
