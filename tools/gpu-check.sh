@@ -2,8 +2,8 @@
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
-#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [solves] [scaling] [grids] [model] [accuracy]
-#                      [blocked] [variants] [throttled]                                   (default: all)
+#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [solves] [scaling] [grids] [stencils] [model]
+#                      [accuracy] [blocked] [variants] [throttled]                        (default: all)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # solves: float 16384^2 on gpu0 (and 2, 4 GPUs), residual at the end and every iteration, and what
@@ -12,6 +12,9 @@
 # problem), predicted beside measured per row.
 # grids: planned solves (calibrated first) on gpu0 and on cpu0 alone, double, 256^2 to 32768^2 and the
 # default solve: the per-iteration prediction beside the measurement.
+# stencils: on gpu0 and on cpu0, after poisson5's calibration, each other built-in and a stencil from a
+# file (2-D 4096^2, 3-D 256^3, double): what the model estimates before measuring it, then a solve that
+# measures its curves first, its per-iteration prediction beside the measurement.
 # model: for each device set of the machine (CPU socket + GPU, 2 GPUs, CPU + 2 GPUs)
 # and each problem (float/double, 16384^2 and 1024^2): calibrate, a planned solve
 # (predicted beside measured), and a sweep of one device's share (CSV + PNG).
@@ -26,7 +29,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests consumer sanitize bench solves scaling grids model accuracy blocked variants throttled}
+parts=${*:-tests consumer sanitize bench solves scaling grids stencils model accuracy blocked variants throttled}
 mkdir -p "$out"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
@@ -164,6 +167,25 @@ if want grids; then
       iters=$(( 1000000000 / (n * n) ))
       iters=$(( iters < 20 ? 20 : (iters > 5000 ? 5000 : iters) ))
       per_iteration "$device-$n" --devices $device --nx $n --iters $iters
+    done
+  done
+fi
+
+if want stencils; then
+  step "stencils: the model of each stencil, estimated before its own curves and measured after"
+  export XDG_CACHE_HOME=$out/cache-stencils
+  mkdir -p "$XDG_CACHE_HOME"
+  for device in gpu0 cpu0; do
+    $bin calibrate --devices $device --precision double --nx 4096 >"$out/stencils-calibrate-$device.txt" 2>&1
+    for stencil in box9 examples/stencils/cross9.json poisson7 box27 star4 examples/stencils/star2_3d.json; do
+      size=(--nx 4096 --iters 200)
+      case $stencil in poisson7 | box27 | star4 | *3d*) size=(--nx 256 --iters 100) ;; esac
+      label="$device-$(basename "$stencil" .json)"
+      estimate=$($bin predict --devices $device --stencil "$stencil" --precision double "${size[@]}" 2>&1 |
+        grep -oE '[0-9.]+ ms an iteration' | grep -oE '^[0-9.]+')
+      $bin solve --no-learn --json --devices $device --stencil "$stencil" --precision double "${size[@]}" \
+        >"$out/stencil-$label.json" 2>"$out/stencil-$label.err" || { record "stencil $label" FAILED; continue; }
+      record "stencil $label" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; e=sys.argv[2]; print('estimate %s ms (%s), own curve %.4f ms, measured %.4f ms (%+.1f%%)' % (e or '-', ('%+.1f%%' % (100*(float(e)*1e-3-m)/m)) if e else '-', p*1e3, m*1e3, 100*(p-m)/m) if p else 'no prediction')" "$out/stencil-$label.json" "$estimate")"
     done
   done
 fi
