@@ -106,7 +106,7 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   p.exchange_s = e.exchange / static_cast<double>(depth());
   if (depth() > 1 && neighbours > 0) {
     // Rounds: K sweeps, then the exchange, waited for.
-    const double loop = e.device.kind == DeviceKind::Gpu ? std::max(e.overhead, e.step - p.compute_s) : e.step;
+    const double loop = e.device.kind == DeviceKind::Gpu ? std::max({0.0, e.overhead, e.step - p.compute_s}) : e.step;
     p.exposed_s = loop + p.exchange_s;
   } else if (e.device.kind == DeviceKind::Gpu) {
     // The exchange runs while the interior sweeps: only what outlasts it
@@ -114,7 +114,10 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
     // from below.
     const double edges = e.rate.seconds(std::min<std::int64_t>(rows, 2));
     const double interior = e.rate.seconds(std::max<std::int64_t>(rows - 2, 0));
-    const double overlapped = p.compute_s + e.overhead + std::max(0.0, edges + e.exchange - interior);
+    // Alone, its iterations between checks are one graph: the overhead
+    // measured that way may be negative. With neighbours each is launched.
+    const double overhead = neighbours > 0 ? std::max(0.0, e.overhead) : e.overhead;
+    const double overlapped = p.compute_s + overhead + std::max(0.0, edges + e.exchange - interior);
     p.exposed_s = std::max(overlapped, e.step) - p.compute_s;
   } else {
     p.exposed_s = e.exchange + e.step;  // after the sweep, behind a barrier

@@ -521,8 +521,8 @@ Profile profile_from_json(const std::string& text, const std::string& source) {
       device.step = d.value("step", json::object()).get<std::map<std::string, double>>();
       device.overhead = d.value("overhead", json::object()).get<std::map<std::string, double>>();
       for (const auto& [k, s] : device.overhead) {
-        if (!(s >= 0.0) || !std::isfinite(s)) {
-          HETSTENCIL_THROW(InvalidArgument, device.name + ": its overhead " + k + " must be finite and >= 0");
+        if (!std::isfinite(s)) {
+          HETSTENCIL_THROW(InvalidArgument, device.name + ": its overhead " + k + " must be finite");
         }
       }
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));

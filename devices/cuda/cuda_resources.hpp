@@ -1,5 +1,5 @@
-// Owners of CUDA resources: memory on a GPU, pinned host memory, streams and
-// events. Each frees what it holds on destruction; failures there are logged,
+// Owners of CUDA resources: memory on a GPU, pinned host memory, streams,
+// events and graphs. Each frees what it holds on destruction; failures there are logged,
 // not thrown.
 #pragma once
 
@@ -102,6 +102,42 @@ class Event {
 
  private:
   cudaEvent_t event_ = nullptr;
+};
+
+/// Work captured once from a stream and launched again as one graph: the
+/// launches `queue` makes on `stream`, with nothing between them for the host to do.
+class Graph {
+ public:
+  Graph() = default;
+  template <class Queue>
+  Graph(cudaStream_t stream, const std::string& context, Queue&& queue) {
+    HETSTENCIL_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), context);
+    cudaGraph_t graph = nullptr;
+    try {
+      queue();
+    } catch (...) {
+      if (cudaStreamEndCapture(stream, &graph) == cudaSuccess && graph) cudaGraphDestroy(graph);
+      throw;
+    }
+    HETSTENCIL_CUDA_CHECK(cudaStreamEndCapture(stream, &graph), context);
+    const cudaError_t made = cudaGraphInstantiate(&exec_, graph, 0);
+    cudaGraphDestroy(graph);
+    HETSTENCIL_CUDA_CHECK(made, context);
+  }
+  ~Graph() {
+    if (exec_) cudaGraphExecDestroy(exec_);
+  }
+  Graph(Graph&& o) noexcept : exec_(std::exchange(o.exec_, nullptr)) {}
+  Graph& operator=(Graph&& o) noexcept {
+    std::swap(exec_, o.exec_);
+    return *this;
+  }
+  void launch(cudaStream_t stream, const std::string& context) const {
+    HETSTENCIL_CUDA_CHECK(cudaGraphLaunch(exec_, stream), context);
+  }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
 };
 
 }  // namespace hetstencil::cuda
