@@ -47,7 +47,7 @@ void ProfileKeeper::calibrate(const Problem& problem, double budget_s, const Var
                         ? ""
                         : fmt::format(" (GPUs sweeping {} {})", to_string(variant.variant), variant.param)));
   } else {
-    say(fmt::format("this machine's profile ({}) has no curves of the stencil '{}' ({}): measuring its CPU devices "
+    say(fmt::format("this machine's profile ({}) has no curves of the stencil '{}' ({}): measuring its devices "
                     "first",
                     path_, problem.stencil.name, stencil_rate_key(problem)));
   }

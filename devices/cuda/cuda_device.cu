@@ -4,13 +4,13 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
-#include <map>
 #include <utility>
 
 #include "core/log.hpp"
 #include "devices/affinity.hpp"
 #include "devices/cuda/cuda_bench.hpp"
 #include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/graph_steps.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/cuda_row_mover.hpp"
 #include "devices/cuda/cuda_stencil_runner.hpp"
@@ -55,11 +55,6 @@ __global__ void row_sums_kernel(const double* __restrict__ segment_sums, const d
 // Checks at most this many iterations apart keep a third buffer, so that the
 // next sweep can run while the residual is being agreed on (see run_typed).
 constexpr std::int64_t kLookaheadChecks = 16;
-
-// Steps a graph makes at most (a slab without neighbours, between checks):
-// launches are a few microseconds each, so 64 make a small grid's loop cost
-// the GPU's time; the solve still hears of its progress every 64 iterations.
-constexpr std::int64_t kGraphSteps = 64;
 
 // GPU memory the runtime needs beside the slabs: the CUDA context's share that
 // cudaMemGetInfo counts as used, and the tile kernels' scratch.
@@ -356,10 +351,7 @@ class CudaDevice final : public Device {
     // edge rows after it start late (a gap every other iteration on an H100).
     check_ = cuda::Stream(context("creating its residual stream"), true);
     swept_ = cuda::Event(context("creating an event"));
-    graphs_.clear();
-    graph_start_ = cuda::Event(context("creating a timing event"), true);
-    graph_done_ = cuda::Event(context("creating a timing event"), true);
-    graphed_ = -1;
+    graphs_.reset(context("creating a timing event"));
     // The copies above ran on the legacy stream; the iterations run on
     // non-blocking streams, which do not wait for it (a device-to-device or
     // pageable copy may return before it is done).
@@ -458,7 +450,7 @@ class CudaDevice final : public Device {
     if (rows_.count <= 2) times_.compute_s += elapsed(edge_start_[buffer_of(t)], edge_swept_[buffer_of(t)]);
   }
   void time_interior(std::int64_t t) {
-    if (rows_.count <= 2 || t == graphed_) return;
+    if (rows_.count <= 2 || t == graphs_.last()) return;
     const double n = static_cast<double>(rows_.count);
     times_.compute_s += elapsed(interior_start_[buffer_of(t)], interior_done_[buffer_of(t)]) * n / (n - 2.0);
   }
@@ -545,34 +537,21 @@ class CudaDevice final : public Device {
     for (Completion& fill : fills) fill.wait();
   }
 
-  // Steps t .. t + steps - 1 of a slab without neighbours, each a sweep of all
-  // its rows, launched as one graph on main_: nothing for the host between
-  // them, where a small grid's iteration is otherwise mostly the host's
-  // launches and waits. A graph is made once per step count and buffer
-  // parity; the events the next step waits for are recorded after it.
+  // Steps t .. t + steps - 1 of a slab without neighbours as one graph on
+  // main_ (graph_steps.hpp), each a sweep of all its rows; the events the
+  // next step waits for are recorded after it.
   template <class T>
   void run_graph(Endpoint& port, std::int64_t t, std::int64_t steps) {
     const std::int64_t n = rows_.count;
-    const auto key = std::make_pair(steps, buffer_of(t));
-    auto graph = graphs_.find(key);
-    if (graph == graphs_.end()) {
-      cuda::Graph made(main_, context("capturing its iterations"), [&] {
-        for (std::int64_t s = t; s < t + steps; ++s) sweep<T>(s, 1, n + 1, false, main_);
-      });
-      graph = graphs_.emplace(key, std::move(made)).first;
-    }
     const std::int64_t last = t + steps - 1;
     HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_[buffer_of(t + buffer_count_ - 1)], 0),
                           context("ordering its iterations after the edge rows"));
-    HETSTENCIL_CUDA_CHECK(cudaEventRecord(graph_start_, main_), context("recording its iterations"));
-    graph->second.launch(main_, context("launching its iterations"));
-    HETSTENCIL_CUDA_CHECK(cudaEventRecord(graph_done_, main_), context("recording its iterations"));
+    const double swept = graphs_.run(t, steps, buffer_of(t), main_, context("sweeping its iterations as a graph"),
+                                     [&](std::int64_t s) { sweep<T>(s, 1, n + 1, false, main_); });
     HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[buffer_of(last)], main_), context("recording its iterations"));
     HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_done_[buffer_of(last)], main_), context("recording its iterations"));
-    HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(graph_done_), context("sweeping its iterations"));
     if (t > 0) time_interior(t - 1);
-    times_.compute_s += elapsed(graph_start_, graph_done_);
-    graphed_ = last;
+    times_.compute_s += swept;
     port.post(t + steps);
   }
 
@@ -611,7 +590,7 @@ class CudaDevice final : public Device {
       }
       const bool check = job_->stop.checks_at(t);
       if (alone && !check && !interior_queued) {
-        const std::int64_t steps = std::min(job_->stop.next_check(t), t + kGraphSteps) - t;
+        const std::int64_t steps = cuda::GraphSteps::steps_from(job_->stop, t);
         if (steps >= 2) {
           run_graph<T>(port, t, steps);
           t += steps - 1;
@@ -681,10 +660,7 @@ class CudaDevice final : public Device {
   cuda::Event interior_done_[3];
   cuda::Stream check_;               // gathers a check's sums while main_ sweeps on
   cuda::Event swept_;                // the residual sweeps queued on main_ so far
-  std::map<std::pair<std::int64_t, int>, cuda::Graph> graphs_;  // by step count and first buffer
-  cuda::Event graph_start_;
-  cuda::Event graph_done_;
-  std::int64_t graphed_ = -1;        // the last step a graph made
+  cuda::GraphSteps graphs_;          // the iterations of a slab alone
   std::int64_t ghosts_[2] = {1, 1};  // ghost rows above and below
   std::atomic<std::int64_t> held_[2] = {0, -1};  // a tile variant's: the iterate each buffer holds
   std::int64_t final_t_ = 0;

@@ -12,6 +12,7 @@
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/cuda_row_mover.hpp"
 #include "devices/cuda/cuda_stencil_bench.hpp"
+#include "devices/cuda/graph_steps.hpp"
 #include "devices/cuda/stencil_kernels.cuh"
 #include "devices/transport/transport.hpp"
 
@@ -172,6 +173,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
   }
 
   void release() {
+    graphs_.clear();
     for (auto& b : buffers_) b.reset();
     sf_.reset();
     segment_sums_.reset();
@@ -258,6 +260,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
     edges_done_ = cuda::Event(context("creating an event"));
     ghosts_in_ = cuda::Event(context("creating an event"));
     residual_copied_ = cuda::Event(context("creating an event"));
+    graphs_.reset(context("creating a timing event"));
     // The copies above ran on the legacy stream, which the non-blocking
     // streams of the iterations do not wait for.
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing its set-up"));
@@ -340,14 +343,32 @@ class CudaStencilSlab final : public CudaStencilRunner {
     const std::int64_t first = ghosts_[0], end = ghosts_[0] + n;
     const bool split = n > 2 * r;  // else all units are edges
     const double scale = split ? static_cast<double>(n) / static_cast<double>(n - 2 * r) : 1.0;
+    const bool alone = !port.has_neighbour(Side::Top) && !port.has_neighbour(Side::Bottom);
+    // The sweeps of step s, once done (a graph's are timed already).
+    const auto time_step = [&](std::int64_t s) {
+      if (s >= 0 && s != graphs_.last()) times_.compute_s += scale * elapsed(sweep_start_[s % 2], sweep_done_[s % 2]);
+    };
     for (std::int64_t t = 0;; ++t) {
       if (t >= job_->stop.max_iterations) {
         final_check<T>(port, t);
-        if (t > 0) times_.compute_s += scale * elapsed(sweep_start_[(t - 1) % 2], sweep_done_[(t - 1) % 2]);
+        time_step(t - 1);
         break;
       }
       const bool check = job_->stop.checks_at(t);
       const int parity = static_cast<int>(t % 2);
+      const std::int64_t steps = alone && !check ? cuda::GraphSteps::steps_from(job_->stop, t) : 0;
+      if (steps >= 2) {
+        // Alone: the steps up to the next check as one graph of whole sweeps;
+        // the next step's edges wait for its last sweep.
+        const std::int64_t last = t + steps - 1;
+        times_.compute_s += graphs_.run(t, steps, parity, main_, context("sweeping its iterations as a graph"),
+                                        [&](std::int64_t s) { sweep<T>(s, first, end, true, false, main_); });
+        HETSTENCIL_CUDA_CHECK(cudaEventRecord(sweep_done_[last % 2], main_), context("recording a sweep"));
+        time_step(t - 1);
+        port.post(t + steps);
+        t = last;
+        continue;
+      }
       // The edges of step t overwrite what the interior of step t - 1 read.
       HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, sweep_done_[1 - parity], 0),
                             context("ordering the edge units after the interior"));
@@ -372,13 +393,13 @@ class CudaStencilSlab final : public CudaStencilRunner {
         if (stop) {
           // Its sweeps made iterate t + 1, which the solve does not keep.
           final_t_ = t;
-          if (t > 0) times_.compute_s += scale * elapsed(sweep_start_[1 - parity], sweep_done_[1 - parity]);
+          time_step(t - 1);
           break;
         }
       }
       HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("sweeping its edge units"));
       // The edges of step t waited for the sweep of step t - 1.
-      if (t > 0) times_.compute_s += scale * elapsed(sweep_start_[1 - parity], sweep_done_[1 - parity]);
+      time_step(t - 1);
       const Clock::time_point waited = Clock::now();
       port.post(t + 1);
       receive_ghosts(port, t + 1);
@@ -473,6 +494,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
   cuda::Stream edge_;
   cuda::Event sweep_start_[2];  // per parity of the step: its sweep's GPU time
   cuda::Event sweep_done_[2];
+  cuda::GraphSteps graphs_;  // the iterations of a slab alone
   cuda::Event edges_done_;
   cuda::Event ghosts_in_;
   cuda::Event residual_copied_;

@@ -1,0 +1,74 @@
+// The iterations of a slab without neighbours, between two checks, launched
+// as CUDA graphs: nothing of the host stands between their sweeps, where a
+// small grid's iteration is otherwise mostly launches and waits. One graph per
+// step count and first buffer, captured on its first use.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+
+#include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/cuda_resources.hpp"
+#include "hetstencil/problem.hpp"
+
+namespace hetstencil::cuda {
+
+class GraphSteps {
+ public:
+  /// Steps a graph makes at most: launches cost a few microseconds each, so 64
+  /// make a small grid's loop cost the GPU's time, and the solve still hears
+  /// of its progress every 64 iterations.
+  static constexpr std::int64_t kMostSteps = 64;
+
+  /// Steps from iterate t that one graph may make: up to the next check.
+  static std::int64_t steps_from(const StopRule& stop, std::int64_t t) {
+    return std::min(stop.next_check(t), t + kMostSteps) - t;
+  }
+
+  /// Ready for a slab's buffers: the graphs of the last ones are dropped.
+  void reset(const std::string& context) {
+    graphs_.clear();
+    start_ = Event(context, true);
+    done_ = Event(context, true);
+    last_ = -1;
+  }
+  void clear() { graphs_.clear(); }
+
+  /// Steps [t, t + steps) on `stream`, from buffer `buffer`, as one graph
+  /// (`queue_step(s)` queues step s's launches when it is captured), waited
+  /// for. Returns the GPU seconds they took.
+  template <class QueueStep>
+  double run(std::int64_t t, std::int64_t steps, int buffer, cudaStream_t stream, const std::string& context,
+             QueueStep&& queue_step) {
+    const auto key = std::make_pair(steps, buffer);
+    auto graph = graphs_.find(key);
+    if (graph == graphs_.end()) {
+      Graph made(stream, context, [&] {
+        for (std::int64_t s = t; s < t + steps; ++s) queue_step(s);
+      });
+      graph = graphs_.emplace(key, std::move(made)).first;
+    }
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(start_, stream), context);
+    graph->second.launch(stream, context);
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(done_, stream), context);
+    HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(done_), context);
+    float ms = 0.0f;
+    HETSTENCIL_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, done_), context);
+    last_ = t + steps - 1;
+    return 1e-3 * static_cast<double>(ms);
+  }
+
+  /// The last step a graph made (-1: none), whose sweeps are timed already.
+  std::int64_t last() const { return last_; }
+
+ private:
+  std::map<std::pair<std::int64_t, int>, Graph> graphs_;
+  Event start_;
+  Event done_;
+  std::int64_t last_ = -1;
+};
+
+}  // namespace hetstencil::cuda
