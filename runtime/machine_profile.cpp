@@ -1,6 +1,7 @@
 #include "runtime/machine_profile.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -8,7 +9,6 @@
 #include "hetstencil/error.hpp"
 #include "model/calibrate.hpp"
 #include "model/learn.hpp"
-#include "runtime/executor.hpp"
 
 namespace hetstencil {
 
@@ -79,6 +79,21 @@ void ProfileKeeper::calibrate(const Problem& problem, double budget_s, const Var
   }
   profile_ = named_for(stored, devices_);
   read_ = true;
+}
+
+TuningOf ProfileKeeper::tuning_for(const Problem& problem) {
+  std::map<std::string, Tuning> by_device;
+  if (profile()) {
+    const std::string key = tuning_key(problem.stencil, problem.precision);
+    for (const auto& [name, d] : profile_->devices) {
+      if (const auto it = d.tuned.find(key); it != d.tuned.end()) by_device[name] = it->second.values;
+    }
+  }
+  if (by_device.empty()) return {};
+  return [by_device](const Device& device) {
+    const auto it = by_device.find(device.info().name);
+    return it == by_device.end() ? Tuning{} : it->second;
+  };
 }
 
 int ProfileKeeper::learn(const Report& report, const VariantChoice& variant) {

@@ -13,6 +13,7 @@
 #include "hetstencil/report.hpp"
 #include "hetstencil/topology.hpp"
 #include "model/profile.hpp"
+#include "runtime/executor.hpp"
 
 namespace hetstencil {
 
@@ -39,6 +40,10 @@ class ProfileKeeper {
   /// calibration is used all the same).
   void calibrate(const Problem& problem, double budget_s, const VariantChoice& variant,
                  const std::function<void(const std::string&)>& notify);
+
+  /// The kernel parameters tuned for the problem's stencil and precision,
+  /// by device name, as the profile has them now (none where it has none).
+  TuningOf tuning_for(const Problem& problem);
 
   /// See Runtime::learn.
   int learn(const Report& report, const VariantChoice& variant);
