@@ -110,6 +110,13 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
   return out;
 }
 
+Tuning tuned_values(const Profile& named, const std::string& device, const Stencil& stencil, Precision precision) {
+  const auto d = named.devices.find(device);
+  if (d == named.devices.end()) return {};
+  const auto t = d->second.tuned.find(tuning_key(stencil, precision));
+  return t == d->second.tuned.end() ? Tuning{} : t->second.values;
+}
+
 Tuning usable_tuning(const std::string& device, const std::vector<Tunable>& tunables, const Tuning& tuning) {
   static std::mutex mutex;
   static std::set<std::pair<std::string, std::string>> warned;

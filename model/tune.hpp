@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "devices/device.hpp"
+#include "model/profile.hpp"
 
 namespace hetstencil {
 
@@ -47,6 +48,10 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
 /// device does not have, or a value it does not take (a profile tuned for other
 /// kernels), is left out with a warning, once per device and parameter.
 Tuning usable_tuning(const std::string& device, const std::vector<Tunable>& tunables, const Tuning& tuning);
+
+/// The values `named` (a profile keyed by device names) has tuned for the
+/// device, stencil and precision; none where it has none.
+Tuning tuned_values(const Profile& named, const std::string& device, const Stencil& stencil, Precision precision);
 
 /// "chunk_values=512 points_per_pass=4", or "defaults".
 std::string tuning_text(const Tuning& tuning);

@@ -122,11 +122,8 @@ class TunedLookup {
 
   // The device's tuned values for the job that it accepts.
   Tuning of(const Device& device, const StencilJob& job) const {
-    const auto d = named_.devices.find(device.info().name);
-    if (d == named_.devices.end()) return {};
-    const auto t = d->second.tuned.find(tuning_key(job.stencil, job.precision));
-    if (t == d->second.tuned.end()) return {};
-    return usable_tuning(device.info().name, device.tunables(job), t->second.values);
+    const std::string& name = device.info().name;
+    return usable_tuning(name, device.tunables(job), tuned_values(named_, name, job.stencil, job.precision));
   }
 
  private:

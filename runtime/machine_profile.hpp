@@ -12,6 +12,7 @@
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
 #include "hetstencil/topology.hpp"
+#include "model/calibrate.hpp"
 #include "model/profile.hpp"
 #include "runtime/executor.hpp"
 
@@ -19,6 +20,10 @@ namespace hetstencil {
 
 /// The most a solve waits for the curves of a stencil not yet measured.
 constexpr double kStencilCalibrationSeconds = 1.8;
+
+/// Calibration's solve timer (solve_seconds): each solve with the devices'
+/// tuned parameters in `named` (a profile keyed by device names).
+SolveTimer tuned_solve_timer(const Profile& named);
 
 class ProfileKeeper {
  public:

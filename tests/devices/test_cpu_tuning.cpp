@@ -41,7 +41,7 @@ TEST(CpuTuning, ACpuDeviceListsItsParametersForEachKindOfStencil) {
             (std::vector<std::string>{"threads", "chunk_values", "points_per_pass"}));
   EXPECT_EQ(names_of(device.tunables(job_of("box27"))),
             (std::vector<std::string>{"threads", "chunk_values", "points_per_pass", "tile_kib", "tile_rows_per_radius"}));
-  for (const std::string& stencil : {"poisson5", "box9", "poisson7", "box27", "star4"}) {
+  for (const std::string stencil : {"poisson5", "box9", "poisson7", "box27", "star4"}) {
     for (const Tunable& t : device.tunables(job_of(stencil))) {
       SCOPED_TRACE(stencil + " " + t.name);
       EXPECT_GE(t.values.size(), 2u);

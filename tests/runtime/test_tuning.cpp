@@ -37,7 +37,7 @@ struct TwoDevices {
 TEST(TunedSweeps, EveryValueOfEveryParameterGivesTheDefaultsBits) {
   TwoDevices two;
   int variety = 0;
-  for (const std::string& name : {"poisson5", "box9", "poisson7", "star4"}) {
+  for (const std::string name : {"poisson5", "box9", "poisson7", "star4"}) {
     for (Precision precision : {Precision::Float, Precision::Double}) {
       const Stencil s = Stencil::builtin(name);
       // Rows longer than the smallest chunk, and 3-D planes larger than the
@@ -93,6 +93,40 @@ TEST(TunedSweeps, ASolveTakesItsParametersFromTheProfile) {
                     m.find("'threads' takes 1, 2, not 99") != std::string::npos);
   }
   EXPECT_TRUE(said) << (warned.empty() ? "no warning" : warned.front());
+  fs::remove_all(dir);
+}
+
+// The same through a calibration: the devices it measures sweep with the
+// profile's tuned parameters, which a value the device does not take shows.
+TEST(TunedSweeps, ACalibrationTakesItsParametersFromTheProfile) {
+  const fs::path dir = fs::temp_directory_path() / ("hetstencil_tuned_calibration_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  RuntimeOptions o = testing_support::cpu_devices(1, 2);
+  o.profile = (dir / "profile.json").string();
+  Runtime runtime(o);
+  Profile stored;
+  stored.fingerprint = fingerprint_of(runtime.topology());
+  DeviceProfile& d = stored.devices[device_key(runtime.devices().front())];
+  d.name = runtime.devices().front().name;
+  d.kind = "cpu";
+  d.tuned["box9/double"] = {{{"block_x", 8}}, 1e-3, 5e-4, "64x64"};
+  save_profile(o.profile, stored);
+
+  const Problem p = testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 64, 32, 0, false, 0, 5);
+  std::vector<std::string> warned;
+  set_log_sink([&](LogLevel, const std::string& m) { warned.push_back(m); });
+  PlanOptions plan;
+  plan.calibrate = true;
+  plan.budget_s = 1.0;
+  runtime.plan(p, plan);
+  set_log_sink(nullptr);
+  bool said = false;
+  for (const std::string& m : warned) said = said || m.find("has no kernel parameter 'block_x'") != std::string::npos;
+  EXPECT_TRUE(said) << (warned.empty() ? "no warning" : warned.front());
+  const auto saved = load_profile(o.profile, nullptr);
+  ASSERT_TRUE(saved.has_value());
+  EXPECT_EQ(saved->devices.at(device_key(runtime.devices().front())).tuned.count("box9/double"), 1u)
+      << "the calibration keeps the tuning";
   fs::remove_all(dir);
 }
 

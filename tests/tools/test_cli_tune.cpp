@@ -42,6 +42,9 @@ TEST(CliTune, PrintsEachDevicesParametersAndKeepsThemInTheProfile) {
     kept = kept || (device.contains("tuned") && device.at("tuned").contains("box9/float"));
   }
   EXPECT_TRUE(kept) << stored.dump(1);
+  const auto shown = run("profile show --profile " + profile.string(), cache);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_TRUE(has(shown.out, "box9/float       tuned on 96x32: ")) << shown.out;
 }
 
 TEST(CliTune, PrintsOneJsonObjectNamingItsSchema) {
