@@ -67,7 +67,9 @@ inline int tuned_value(const Tuning& tuning, const Tunable& parameter) {
 /// Throws InvalidArgument, naming `device`, the parameter and what it may
 /// take, unless every value of `tuning` is one of `tunables`' values.
 inline void check_tuning(const std::string& device, const std::vector<Tunable>& tunables, const Tuning& tuning) {
-  for (const auto& [name, value] : tuning) {
+  for (const auto& entry : tuning) {
+    const std::string& name = entry.first;
+    const int value = entry.second;
     const auto it = std::find_if(tunables.begin(), tunables.end(), [&](const Tunable& t) { return t.name == name; });
     if (it == tunables.end()) {
       std::string names;

@@ -114,7 +114,10 @@ class TunedLookup {
     const auto stored = load_profile(file, nullptr);
     if (!stored) return;
     if (const std::string why = here.difference(stored->fingerprint); !why.empty()) {
-      log::warn("the tuned parameters of profile '{}' are for another machine ({}); the defaults run", file, why);
+      // This machine's own path: the predictor's reading of it has said so.
+      if (!path.empty()) {
+        log::warn("the tuned parameters of profile '{}' are for another machine ({}); the defaults run", file, why);
+      }
       return;
     }
     named_ = named_for(*stored, devices);

@@ -2,6 +2,8 @@
 // one device at a time, and the winners kept in the profile.
 #include "hetstencil/tune.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +16,7 @@
 #include "devices/slab_memory.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
+#include "hetstencil/statistics.hpp"
 #include "model/profile.hpp"
 #include "model/tune.hpp"
 #include "runtime/sweep_timing.hpp"
@@ -76,11 +79,27 @@ DeviceTuning tune_device(Device& device, const TuneOptions& o) {
       check_memory_for(job, bytes, {{&device, RowRange{1, job.units()}}});
       grid = allocating("the host grid", bytes, [&] { return timing_grid<T>(job.shape()); });
     }
+    // Past the first measurement (the defaults'), as many sweeps a parameter
+    // set as two rounds over every value would fit in the budget: medians of
+    // more samples move less on a noisy host.
+    std::size_t sets = 3;  // the defaults, and the winner and the defaults again
+    for (const Tunable& t : tunables) sets += t.values.size() - 1;
+    int repetitions = o.repetitions;
     return search_tuning(
         tunables,
         [&](const Tuning& tuning) {
           job.tuning = tuning;
-          return stencil_sweep_samples(device, job, grid.data(), o.repetitions);
+          const auto begin = std::chrono::steady_clock::now();
+          std::vector<double> samples = stencil_sweep_samples(device, job, grid.data(), repetitions);
+          const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+          const double sweep_s = median(samples);
+          if (tuning.empty() && sweep_s > 0.0) {
+            // What a set costs besides its timed sweeps (a CPU slab's attach, the warm-up).
+            const double overhead = std::max(0.0, took - static_cast<double>(repetitions) * sweep_s);
+            const double fit = (o.budget_s / (2.0 * static_cast<double>(sets)) - overhead) / sweep_s;
+            repetitions = static_cast<int>(std::clamp(fit, static_cast<double>(o.repetitions), 1000.0));
+          }
+          return samples;
         },
         search);
   });
@@ -99,7 +118,7 @@ Tuned tune_machine(const RuntimeOptions& machine, const TuneOptions& options) {
   check_options(options);
   const Topology topology = load_topology(machine.topology);
   if (!topology.this_machine) {
-    HETSTENCIL_THROW(InvalidArgument, "tuning measures this machine's devices; a described machine (--topology) has "
+    HETSTENCIL_THROW(InvalidArgument, "tuning measures this machine's devices; a described machine (--topology, --synthetic) has "
                                       "none to measure");
   }
   MachineDevices made = make_devices(

@@ -31,7 +31,9 @@ struct TuneOptions {
   Stencil stencil = Stencil::builtin("poisson5");  ///< the stencil tuned for
   Precision precision = Precision::Double;        ///< the precision tuned for
   double budget_s = 10.0;  ///< seconds of search a device (its last measurements may overrun it a little)
-  int repetitions = 7;     ///< timed sweeps a parameter set, after a warm-up; their median counts
+  /// Timed sweeps a parameter set, after a warm-up, at least; their median
+  /// counts. More where the budget allows two rounds over every value with more.
+  int repetitions = 7;
   /// Grid sizes (nz in 3-D only); 0: a CPU device 2048 x 2048 (2-D) or 128^3
   /// (3-D), larger than its cache; a GPU the size that fills half its memory.
   std::int64_t nx = 0;

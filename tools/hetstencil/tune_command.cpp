@@ -48,8 +48,8 @@ int run_tune(TuneCommandOptions& o) {
     fmt::print("{}\n", to_json(tuned));
     return 0;
   }
-  fmt::print("# {} {}: one sweep of the whole grid, median of {}; a parameter set is kept only when it beats the best "
-             "so far by more than both spreads (sweep times on a shared host vary widely)\n",
+  fmt::print("# {} {}: one sweep of the whole grid, median of {} or more; a parameter set is kept only when it beats "
+             "the best so far by more than both spreads (sweep times on a shared host vary widely)\n",
              tuned.stencil, to_string(tuned.precision), o.tune.repetitions);
   fmt::print("{:<6} {:>13} {:>11} {:>11} {:>10} {:>6} {:>10}  {}\n", "device", "grid", "default_ms", "tuned_ms",
              "spread_ms", "gain", "candidates", "parameters");
@@ -61,7 +61,7 @@ int run_tune(TuneCommandOptions& o) {
     }
     fmt::print("{:<6} {:>13} {:>11.3f} {:>11.3f} {:>10.3f} {:>5.2f}x {:>10}  {}{}\n", d.device, grid_of(d),
                d.default_s * 1e3, d.tuned_s * 1e3, d.spread_s * 1e3, d.gain(), d.candidates, values_of(d),
-               d.out_of_time ? " (budget spent before every candidate)" : "");
+               d.out_of_time ? " (the budget ended the search)" : "");
   }
   fmt::print("saved to {}: solves, calibrations and benchmarks on this machine sweep with them\n", tuned.profile);
   return 0;
@@ -79,7 +79,8 @@ Command add_tune_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--budget", o->tune.budget_s, "seconds of search a device")
       ->transform(number_in(0.0, kMostBudgetSeconds, true))->capture_default_str();
-  sub->add_option("--reps", o->tune.repetitions, "timed sweeps a parameter set (their median and spread count)")
+  sub->add_option("--reps", o->tune.repetitions, "timed sweeps a parameter set at least, more where the budget allows (their median "
+                                             "and spread count)")
       ->transform(integer_in(3, 1000))->capture_default_str();
   sub->add_option("--nx", o->tune.nx, "interior points per row (default: 2048 (2-D) or 128 (3-D) on a CPU device, "
                                       "the size that fills half a GPU)")
