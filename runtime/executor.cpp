@@ -319,8 +319,9 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
                const ProgressWatch& watch, const Spread* spread, const TuningOf& tuning) {
   const auto checks = [&] { check_solve(problem, plan, devices, spread); };
   const auto solve = [&] {
-    return dispatch(problem.precision,
-                    [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch, spread, tuning); });
+    return dispatch(problem.precision, [&](auto zero) {
+      return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch, spread, tuning);
+    });
   };
   if (!spread) {
     checks();

@@ -53,8 +53,9 @@ StencilJob tuning_job(const Device& device, const TuneOptions& o) {
   return job;
 }
 
-std::string grid_text(const StencilJob& job) {
-  return job.nz > 0 ? fmt::format("{}x{}x{}", job.nx, job.ny, job.nz) : fmt::format("{}x{}", job.nx, job.ny);
+// "2048x2048", "128x128x128".
+std::string grid_text(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  return nz > 0 ? fmt::format("{}x{}x{}", nx, ny, nz) : fmt::format("{}x{}", nx, ny);
 }
 
 DeviceTuning tune_device(Device& device, const TuneOptions& o) {
@@ -66,7 +67,10 @@ DeviceTuning tune_device(Device& device, const TuneOptions& o) {
   out.nz = job.nz;
   const std::vector<Tunable> tunables = device.tunables(job);
   if (tunables.empty()) return out;
-  if (o.progress) o.progress(fmt::format("{}: tuning {} {} on {}", out.device, o.stencil.name, to_string(o.precision), grid_text(job)));
+  if (o.progress) {
+    o.progress(fmt::format("{}: tuning {} {} on {}", out.device, o.stencil.name, to_string(o.precision),
+                           grid_text(job.nx, job.ny, job.nz)));
+  }
   TuneSearchOptions search;
   search.budget_s = o.budget_s;
   if (o.progress) search.progress = [&](const std::string& line) { o.progress(out.device + ": " + line); };
@@ -118,8 +122,8 @@ Tuned tune_machine(const RuntimeOptions& machine, const TuneOptions& options) {
   check_options(options);
   const Topology topology = load_topology(machine.topology);
   if (!topology.this_machine) {
-    HETSTENCIL_THROW(InvalidArgument, "tuning measures this machine's devices; a described machine (--topology, --synthetic) has "
-                                      "none to measure");
+    HETSTENCIL_THROW(InvalidArgument, "tuning measures this machine's devices; a described machine (--topology, "
+                                      "--synthetic) has none to measure");
   }
   MachineDevices made = make_devices(
       topology, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, true}, true);
@@ -145,7 +149,7 @@ Tuned tune_machine(const RuntimeOptions& machine, const TuneOptions& options) {
       }
       kept.default_s = t.default_s;
       kept.tuned_s = t.tuned_s;
-      kept.grid = t.nz > 0 ? fmt::format("{}x{}x{}", t.nx, t.ny, t.nz) : fmt::format("{}x{}", t.nx, t.ny);
+      kept.grid = grid_text(t.nx, t.ny, t.nz);
     }
   });
   return out;

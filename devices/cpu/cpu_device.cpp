@@ -39,7 +39,9 @@ std::vector<Tunable> CpuDevice::tunables(const StencilJob& job) const {
   std::vector<Tunable> out;
   // Fewer workers than cores can stream as much memory with less contention.
   Tunable threads{"threads", {}, team_.size()};
-  for (int n = team_.size(); n >= 1 && threads.values.size() < 4; n /= 2) threads.values.insert(threads.values.begin(), n);
+  for (int n = team_.size(); n >= 1 && threads.values.size() < 4; n /= 2) {
+    threads.values.insert(threads.values.begin(), n);
+  }
   out.push_back(threads);
   if (job.poisson5) return out;
   const SweepBlocking defaults;
@@ -106,7 +108,8 @@ void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   const std::vector<Tunable> parameters = tunables(job);
   check_tuning(info_.name, parameters, job.tuning);
   const auto value = [&](const char* name) {
-    const auto it = std::find_if(parameters.begin(), parameters.end(), [&](const Tunable& t) { return t.name == name; });
+    const auto it =
+        std::find_if(parameters.begin(), parameters.end(), [&](const Tunable& t) { return t.name == name; });
     return tuned_value(job.tuning, *it);
   };
   active_ = value("threads");

@@ -13,7 +13,8 @@ namespace hetstencil {
 namespace {
 
 MachineDevices one_cpu_device() {
-  return make_devices(load_topology(TopologySource{"", "pack:1 numa:1 core:2 pu:1"}), DeviceMapOptions{1, 2, "", false});
+  return make_devices(load_topology(TopologySource{"", "pack:1 numa:1 core:2 pu:1"}),
+                      DeviceMapOptions{1, 2, "", false});
 }
 
 StencilJob job_of(const std::string& stencil) {
@@ -40,7 +41,8 @@ TEST(CpuTuning, ACpuDeviceListsItsParametersForEachKindOfStencil) {
   EXPECT_EQ(names_of(device.tunables(job_of("box9"))),
             (std::vector<std::string>{"threads", "chunk_values", "points_per_pass"}));
   EXPECT_EQ(names_of(device.tunables(job_of("box27"))),
-            (std::vector<std::string>{"threads", "chunk_values", "points_per_pass", "tile_kib", "tile_rows_per_radius"}));
+            (std::vector<std::string>{"threads", "chunk_values", "points_per_pass", "tile_kib",
+                                      "tile_rows_per_radius"}));
   for (const std::string stencil : {"poisson5", "box9", "poisson7", "box27", "star4"}) {
     for (const Tunable& t : device.tunables(job_of(stencil))) {
       SCOPED_TRACE(stencil + " " + t.name);
@@ -65,9 +67,10 @@ TEST(CpuTuning, AttachRefusesAParameterOrValueTheDeviceDoesNotTake) {
     device.attach(job, RowRange{1, 12});
     FAIL() << "poisson5's kernels took a chunk size";
   } catch (const InvalidArgument& e) {
-    EXPECT_NE(std::string(e.what()).find("cpu0 has no kernel parameter 'chunk_values' for this job (it tunes: threads)"),
+    const std::string why = e.what();
+    EXPECT_NE(why.find("cpu0 has no kernel parameter 'chunk_values' for this job (it tunes: threads)"),
               std::string::npos)
-        << e.what();
+        << why;
   }
   job.tuning = {{"threads", 3}};
   try {

@@ -135,7 +135,8 @@ Profile tuned_profile(const std::string& host) {
   DeviceProfile& d = p.devices["cpu:node0"];
   d.name = "cpu0";
   d.kind = "cpu";
-  d.tuned[tuning_key(Stencil::builtin("box9"), Precision::Float)] = {{{"chunk_values", 1024}}, 2e-3, 1.5e-3, "2048x2048"};
+  d.tuned[tuning_key(Stencil::builtin("box9"), Precision::Float)] = {{{"chunk_values", 1024}}, 2e-3, 1.5e-3,
+                                                                     "2048x2048"};
   return p;
 }
 

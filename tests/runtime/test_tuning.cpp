@@ -81,7 +81,8 @@ TEST(TunedSweeps, ASolveTakesItsParametersFromTheProfile) {
   d.tuned["box9/double"] = {{{"threads", 99}}, 1e-3, 5e-4, "64x64"};
   save_profile(o.profile, stored);
 
-  const Problem p = testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 20, 12, 0, false, 0, 5);
+  const Problem p =
+      testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 20, 12, 0, false, 0, 5);
   std::vector<std::string> warned;
   set_log_sink([&](LogLevel, const std::string& m) { warned.push_back(m); });
   const Result solved = runtime.solve(p, runtime.even_plan(p));
@@ -112,7 +113,8 @@ TEST(TunedSweeps, ACalibrationTakesItsParametersFromTheProfile) {
   d.tuned["box9/double"] = {{{"block_x", 8}}, 1e-3, 5e-4, "64x64"};
   save_profile(o.profile, stored);
 
-  const Problem p = testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 64, 32, 0, false, 0, 5);
+  const Problem p =
+      testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 64, 32, 0, false, 0, 5);
   std::vector<std::string> warned;
   set_log_sink([&](LogLevel, const std::string& m) { warned.push_back(m); });
   PlanOptions plan;

@@ -28,7 +28,8 @@ using hetstencil::cli::kExitFailure;
 using hetstencil::cli::kExitSuccess;
 using hetstencil::cli::kExitUsage;
 
-constexpr const char* kCommandList = "probe, solve, sweep, bench, calibrate, profile, predict, plan, project, stencils, tune";
+constexpr const char* kCommandList =
+    "probe, solve, sweep, bench, calibrate, profile, predict, plan, project, stencils, tune";
 
 // The deepest (sub)command the parser had entered when it stopped.
 const CLI::App* entered(const CLI::App& app) {

@@ -57,9 +57,9 @@ int run_stencils_bench(const StencilsBenchOptions& o) {
              "median of {}; predicted: the profile's curve of the stencil;\n# sweep_ms with the parameters tuned "
              "for the device (hetstencil tune), default_ms at its defaults ('-': nothing tuned)\n",
              o.repetitions);
-  fmt::print("{:<6} {:<10} {:>9} {:>15} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}\n", "device", "stencil",
-             "precision", "grid", "threads", "stores", "sweep_ms", "copy_ms", "sweep_GB/s", "sweep/copy",
-             "predicted_ms", "pred/meas", "default_ms", "tuned/def");
+  fmt::print("{:<6} {:<10} {:>9} {:>15} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}\n",
+             "device", "stencil", "precision", "grid", "threads", "stores", "sweep_ms", "copy_ms", "sweep_GB/s",
+             "sweep/copy", "predicted_ms", "pred/meas", "default_ms", "tuned/def");
   bench_stencil_sweeps(o.machine, b, [&](const StencilTiming& t) {
     const std::string head = fmt::format("{:<6} {:<10} {:>9} {:>15} {:>7}", t.device, t.stencil,
                                          to_string(t.precision), grid_of(t), t.threads);

@@ -79,13 +79,14 @@ Command add_tune_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--budget", o->tune.budget_s, "seconds of search a device")
       ->transform(number_in(0.0, kMostBudgetSeconds, true))->capture_default_str();
-  sub->add_option("--reps", o->tune.repetitions, "timed sweeps a parameter set at least, more where the budget allows (their median "
-                                             "and spread count)")
+  sub->add_option("--reps", o->tune.repetitions,
+                  "timed sweeps a parameter set at least, more where the budget allows (their median and spread count)")
       ->transform(integer_in(3, 1000))->capture_default_str();
   sub->add_option("--nx", o->tune.nx, "interior points per row (default: 2048 (2-D) or 128 (3-D) on a CPU device, "
                                       "the size that fills half a GPU)")
       ->transform(integer_in(1, std::int64_t(1) << 30));
-  sub->add_option("--ny", o->tune.ny, "interior rows (default: as --nx)")->transform(integer_in(1, std::int64_t(1) << 30));
+  sub->add_option("--ny", o->tune.ny, "interior rows (default: as --nx)")
+      ->transform(integer_in(1, std::int64_t(1) << 30));
   sub->add_option("--nz", o->tune.nz, "interior planes of a 3-D stencil (default: as --nx)")
       ->transform(integer_in(1, std::int64_t(1) << 30));
   sub->add_option("--profile", o->machine.profile, "profile file the winners go to (default: this machine's, under "
