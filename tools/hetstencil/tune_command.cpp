@@ -42,7 +42,7 @@ std::string values_of(const DeviceTuning& d) {
 int run_tune(TuneCommandOptions& o) {
   o.tune.stencil = stencil_named(o.stencil);
   o.tune.precision = parse_precision(o.precision);
-  if (!o.json) o.tune.progress = [](const std::string& what) { tell(what); };
+  o.tune.progress = [](const std::string& what) { tell(what); };  // stderr: --json keeps stdout to itself
   const Tuned tuned = tune_machine(o.machine, o.tune);
   if (o.json) {
     fmt::print("{}\n", to_json(tuned));
