@@ -25,6 +25,7 @@ inline constexpr Schema kDevicesSchema{"hetstencil-devices", 1};
 inline constexpr Schema kStencilSchema{"hetstencil-stencil", 1};
 inline constexpr Schema kClusterSchema{"hetstencil-cluster", 1};
 inline constexpr Schema kProcessLinksSchema{"hetstencil-process-links", 1};
+inline constexpr Schema kTuneSchema{"hetstencil-tune", 1};
 
 /// Adds the schema's name and version and hetstencil's version to the JSON object `j`.
 template <typename Json>

@@ -14,13 +14,16 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "devices/memory.hpp"
+#include "hetstencil/error.hpp"
 #include "hetstencil/device_info.hpp"
 #include "hetstencil/variant.hpp"
 #include "hetstencil/problem.hpp"
@@ -42,6 +45,46 @@ struct RowRange {
   std::int64_t count = 0;
   std::int64_t end() const { return first + count; }
 };
+
+/// A kernel parameter a device can tune for a job (Device::tunables): its
+/// name, the values it may take, and the one it takes untuned. No value
+/// changes a bit of a result, only how fast it comes.
+struct Tunable {
+  std::string name;
+  std::vector<int> values;
+  int default_value = 0;
+};
+
+/// Kernel parameter values by Tunable::name; a parameter not named takes its default.
+using Tuning = std::map<std::string, int>;
+
+/// The value `tuning` gives `parameter`, else its default.
+inline int tuned_value(const Tuning& tuning, const Tunable& parameter) {
+  const auto it = tuning.find(parameter.name);
+  return it == tuning.end() ? parameter.default_value : it->second;
+}
+
+/// Throws InvalidArgument, naming `device`, the parameter and what it may
+/// take, unless every value of `tuning` is one of `tunables`' values.
+inline void check_tuning(const std::string& device, const std::vector<Tunable>& tunables, const Tuning& tuning) {
+  for (const auto& entry : tuning) {
+    const std::string& name = entry.first;
+    const int value = entry.second;
+    const auto it = std::find_if(tunables.begin(), tunables.end(), [&](const Tunable& t) { return t.name == name; });
+    if (it == tunables.end()) {
+      std::string names;
+      for (const Tunable& t : tunables) names += (names.empty() ? "" : ", ") + t.name;
+      HETSTENCIL_THROW(InvalidArgument, device + " has no kernel parameter '" + name + "' for this job (it tunes: " +
+                                            (names.empty() ? "none" : names) + ")");
+    }
+    if (std::find(it->values.begin(), it->values.end(), value) == it->values.end()) {
+      std::string values;
+      for (int v : it->values) values += (values.empty() ? "" : ", ") + std::to_string(v);
+      HETSTENCIL_THROW(InvalidArgument, device + ": the kernel parameter '" + name + "' takes " + values + ", not " +
+                                            std::to_string(value));
+    }
+  }
+}
 
 /// What a device needs to know of the problem, independent of precision: the
 /// pointers refer to values of the problem's precision. The grid is split
@@ -65,6 +108,9 @@ struct StencilJob {
   std::int64_t spike_index = -1;  ///< the spike's index in the grid's values, -1 when none
   StopRule stop;
   VariantChoice variant;  ///< how a GPU sweeps; anything but sync runs on a single GPU alone
+  /// The kernel parameters of the device the job is attached to (its
+  /// tunables()); empty: the defaults. Each device of a solve gets its own.
+  Tuning tuning;
 
   /// The grid's sizes, its ring as deep as the stencil's radius.
   GridShape shape() const { return GridShape{stencil.dimension == 3 ? nz : 0, ny, nx, stencil.radius()}; }
@@ -159,6 +205,14 @@ class Device {
   virtual void detach() = 0;
 
   virtual DeviceTimes times() const = 0;
+
+  /// The kernel parameters this device can tune for `job` (its stencil,
+  /// precision and sizes), which attach() then reads from job.tuning,
+  /// refusing values not listed (check_tuning). None by default.
+  virtual std::vector<Tunable> tunables(const StencilJob& job) const {
+    (void)job;
+    return {};
+  }
 
   // Measurement: calibration and the benchmarks measure every device through
   // these. A device whose slab lives in host memory (DeviceKind::Cpu) is

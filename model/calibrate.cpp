@@ -18,6 +18,7 @@
 #include "core/robust.hpp"
 #include "core/dispatch.hpp"
 #include "core/timing_grid.hpp"
+#include "model/tune.hpp"
 
 namespace hetstencil {
 namespace {
@@ -36,6 +37,12 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 // The device for `spec`, from its backend, its threads spinning as a device of its size alone would.
 std::unique_ptr<Device> device_for(const Topology& topology, const DeviceSpec& spec) {
   return make_device(spec, spin_limit_for(spec.info.threads, topology.hardware_threads()));
+}
+
+// The tuned parameters of `device` for `job` that it takes (o.tuned's).
+Tuning tuning_of(const CalibrationOptions& o, const Device& device, const StencilJob& job) {
+  const std::string& name = device.info().name;
+  return usable_tuning(name, device.tunables(job), tuned_values(o.tuned, name, job.stencil, job.precision));
 }
 
 // A timing job of `units` units (rows, or planes of o.ny rows) of the stencil.
@@ -236,7 +243,12 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     Grid<T> grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(job.shape()); });
     job.initial = grid.data();
     job.result = nullptr;  // timings only: devices measured at once never write into the grid the others read
-    for (auto& d : devices) d->attach(job, RowRange{1, most});
+    // Each device's own job: its own tuned parameters.
+    std::vector<StencilJob> jobs(devices.size(), job);
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      jobs[k].tuning = tuning_of(o, *devices[k], jobs[k]);
+      devices[k]->attach(jobs[k], RowRange{1, most});
+    }
     log::debug("calibration: CPU slabs of {} rows ready at {:.2f} s", most, budget.used());
     for (int pass = 0; pass < kCpuPasses; ++pass) {
       const std::size_t points = pass == 0 ? rows.size() : measured;
@@ -265,7 +277,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
             devices.size(),
             [&](std::size_t k) {
               const RateSamples got =
-                  devices[k]->measure_sweeps(job, {rows[i]}, reps + settling, with_checks, start_together).front();
+                  devices[k]->measure_sweeps(jobs[k], {rows[i]}, reps + settling, with_checks, start_together).front();
               append_settled(sweeps[k][i], got.sweep_s, settling);
               append_settled(checks[k][i], got.check_s, settling);
             },
@@ -286,7 +298,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
                 [&](std::size_t k) {
                   const std::int64_t r = k == j ? rows[i] : others_rows(rows[i]);
                   const RateSamples got =
-                      devices[k]->measure_sweeps(job, {r}, kRestRepetitions + rest_settling, false, start_together)
+                      devices[k]->measure_sweeps(jobs[k], {r}, kRestRepetitions + rest_settling, false, start_together)
                           .front();
                   if (r >= 1) append_settled(rest[k][r], got.sweep_s, rest_settling);
                 },
@@ -462,8 +474,10 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
           continue;
         }
         std::vector<RateCurve::Point> points, checks;
-        for (const RateSamples& sample :
-             device_for(topology, *g)->measure_sweeps(timing_job(o, precision, most), row_counts(most), o.repetitions, true)) {
+        const std::unique_ptr<Device> gpu = device_for(topology, *g);
+        StencilJob job = timing_job(o, precision, most);
+        job.tuning = tuning_of(o, *gpu, job);
+        for (const RateSamples& sample : gpu->measure_sweeps(job, row_counts(most), o.repetitions, true)) {
           points.push_back({sample.rows, robust_time(sample.sweep_s)});
           checks.push_back({sample.rows, robust_time(sample.check_s)});
         }
@@ -505,8 +519,10 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
         job.precision = precision;
         job.nx = o.nx;
         job.variant = variant;
+        const std::unique_ptr<Device> gpu = device_for(topology, *g);
+        job.tuning = tuning_of(o, *gpu, job);
         std::vector<RateCurve::Point> points, checks;
-        for (const RateSamples& sample : device_for(topology, *g)->measure_sweeps(job, row_counts(most), o.repetitions, true)) {
+        for (const RateSamples& sample : gpu->measure_sweeps(job, row_counts(most), o.repetitions, true)) {
           points.push_back({sample.rows, robust_time(sample.sweep_s)});
           checks.push_back({sample.rows, robust_time(sample.check_s)});
         }

@@ -32,6 +32,10 @@ struct CalibrationOptions {
   /// measured with poisson5), under stencil_rate_key.
   Stencil stencil = Stencil::builtin("poisson5");
   std::int64_t ny = 0;  ///< a 3-D stencil's plane rows (its curves' rows are planes of ny x nx)
+  /// A profile keyed by device names whose tuned parameters (tuned_values)
+  /// the devices sweep with; none: the defaults. time_solve's solves take
+  /// theirs from its caller.
+  Profile tuned;
 };
 
 struct Calibration {

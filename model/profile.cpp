@@ -210,6 +210,7 @@ void merge_into(Profile& stored, const Profile& measured) {
     if (!m.setup_in.empty()) d.setup_in = m.setup_in;
     if (!m.setup_out.empty()) d.setup_out = m.setup_out;
     if (m.slowdown_beside_gpus != 1.0) d.slowdown_beside_gpus = m.slowdown_beside_gpus;
+    for (const auto& [k, t] : m.tuned) d.tuned[k] = t;
   }
   for (const auto& [key, c] : measured.links) stored.links[key] = c;
   if (!measured.link_conditions.empty()) stored.link_conditions = measured.link_conditions;
@@ -262,6 +263,11 @@ std::string stencil_tag(const Stencil& stencil) {
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
   for (const unsigned char c : stencil_json(unnamed)) hash = (hash ^ c) * 1099511628211ull;
   return fmt::format("file:{:016x}", hash);
+}
+
+std::string tuning_key(const Stencil& stencil, Precision precision) {
+  const std::string tag = stencil_tag(stencil);
+  return (tag.empty() ? "poisson5" : tag) + "/" + to_string(precision);
 }
 
 std::int64_t unit_cells(const Problem& problem) {
@@ -452,6 +458,13 @@ std::string to_json(const Profile& p, int indent) {
     if (!d.setup_in.empty()) device["setup_in"] = curve_json(d.setup_in);
     if (!d.setup_out.empty()) device["setup_out"] = curve_json(d.setup_out);
     if (d.slowdown_beside_gpus != 1.0) device["slowdown_beside_gpus"] = d.slowdown_beside_gpus;
+    if (!d.tuned.empty()) {
+      json tuned = json::object();
+      for (const auto& [key, t] : d.tuned) {
+        tuned[key] = {{"values", t.values}, {"default_s", t.default_s}, {"tuned_s", t.tuned_s}, {"grid", t.grid}};
+      }
+      device["tuned"] = tuned;
+    }
     devices[name] = device;
   }
   json links = json::object();
@@ -530,6 +543,18 @@ Profile profile_from_json(const std::string& text, const std::string& source) {
       device.slowdown_beside_gpus = d.value("slowdown_beside_gpus", 1.0);
       if (!(device.slowdown_beside_gpus >= 1.0)) {
         HETSTENCIL_THROW(InvalidArgument, device.name + ": slowdown_beside_gpus must be at least 1");
+      }
+      const json tuned_entries = d.value("tuned", json::object());
+      for (const auto& [k, t] : tuned_entries.items()) {
+        TunedParameters& tuned = device.tuned[k];
+        tuned.values = t.at("values").get<std::map<std::string, int>>();
+        tuned.default_s = t.at("default_s").get<double>();
+        tuned.tuned_s = t.at("tuned_s").get<double>();
+        tuned.grid = t.value("grid", "");
+        if (!(tuned.default_s > 0.0) || !(tuned.tuned_s > 0.0) || !std::isfinite(tuned.default_s) ||
+            !std::isfinite(tuned.tuned_s)) {
+          HETSTENCIL_THROW(InvalidArgument, device.name + ": its tuned " + k + " needs finite times > 0");
+        }
       }
       p.devices[key] = device;
     }

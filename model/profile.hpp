@@ -37,6 +37,16 @@ struct Fingerprint {
 
 Fingerprint fingerprint_of(const Topology& topology);
 
+/// Kernel parameters `hetstencil tune` chose for one device, stencil and
+/// precision (model/tune.hpp), with what they gained. They hold on the machine
+/// of the profile's fingerprint only, as its curves do.
+struct TunedParameters {
+  std::map<std::string, int> values;  ///< by parameter name (Tunable::name); the others take their defaults
+  double default_s = 0.0;             ///< one sweep at the defaults, median
+  double tuned_s = 0.0;               ///< one sweep with `values`, median
+  std::string grid;                   ///< the grid they were measured on: "2048x2048", "128x128x128"
+};
+
 struct DeviceProfile {
   std::string name;                        ///< the device's name when measured ("cpu0"), for people
   std::string kind;                        ///< "cpu" or "gpu"
@@ -68,6 +78,8 @@ struct DeviceProfile {
   /// devices change speed by 2-3x from one solve to the next (H100 host: 551
   /// rows of 16384 in 0.33-0.51 ms in some solves, 0.89-1.14 ms in others).
   double slowdown_beside_gpus = 1.0;
+  /// By tuning_key: the kernel parameters tuned for a stencil and precision.
+  std::map<std::string, TunedParameters> tuned;
 };
 
 /// A stored profile keys its devices by device_key (what the device is, so that
@@ -103,6 +115,9 @@ std::string rate_key(Precision precision, std::int64_t nx, const VariantChoice& 
 /// canonical JSON (stencil_json) without its name, so that a description keeps
 /// its curves whatever its file or name.
 std::string stencil_tag(const Stencil& stencil);
+/// The key of a device's tuned parameters: "<stencil>/<precision>", the
+/// stencil as stencil_tag names it ("poisson5" for poisson5): "box9/float".
+std::string tuning_key(const Stencil& stencil, Precision precision);
 /// Cells of one unit of the split axis: a row of nx (2-D), a plane of nx x ny (3-D).
 std::int64_t unit_cells(const Problem& problem);
 /// The key of `problem`'s stencil's curves (CPU devices sweep plainly: no

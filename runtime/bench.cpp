@@ -14,6 +14,10 @@
 #include "hetstencil/error.hpp"
 #include "hetstencil/grid.hpp"
 #include "hetstencil/profile.hpp"
+#include "core/log.hpp"
+#include "model/profile.hpp"
+#include "model/tune.hpp"
+#include "runtime/sweep_timing.hpp"
 
 namespace hetstencil {
 namespace {
@@ -54,72 +58,6 @@ SweepTiming timing_of(const Device& device, Precision precision, std::int64_t nx
   out.checked_sweep_s = t.checked_sweep_s;
   out.copy_s = t.copy_s;
   return out;
-}
-
-// A timing job of `stencil` on a grid of these sizes (nz only in 3-D), the
-// spike at its centre.
-StencilJob stencil_job(const Stencil& stencil, Precision precision, std::int64_t nx, std::int64_t ny,
-                       std::int64_t nz) {
-  StencilJob job;
-  job.precision = precision;
-  job.stencil = stencil;
-  job.poisson5 = is_poisson5(stencil);
-  job.nx = nx;
-  job.ny = ny;
-  job.nz = stencil.dimension == 3 ? nz : 0;
-  const GridShape shape = job.shape();
-  const std::int64_t d = shape.depth;
-  job.spike_row = (ny + 1) / 2;
-  job.spike_col = (nx + 1) / 2;
-  const std::int64_t plane = stencil.dimension == 3 ? (job.nz + 1) / 2 - 1 + d : 0;
-  job.spike_index = (plane * shape.rows() + job.spike_row - 1 + d) * shape.cols() + job.spike_col - 1 + d;
-  return job;
-}
-
-// What timing `job` takes from the memory the device's slab comes from: the
-// slab, and for a CPU device the host grid it is filled from too.
-std::uint64_t timing_bytes(const Device& device, const StencilJob& job) {
-  const std::uint64_t slab = device.slab_bytes(job, RowRange{1, job.units()});
-  if (device.info().kind != DeviceKind::Cpu) return slab;
-  return slab + static_cast<std::uint64_t>(job.shape().values()) * value_bytes(job.precision);
-}
-
-// The n (nx = ny = n, and nz = n in 3-D) whose timing fills half the device's
-// free memory; a fixed size where its memory is not known.
-std::int64_t filling_size(const Device& device, const Stencil& stencil, Precision precision) {
-  const MemoryFigure m = device.memory();
-  const std::uint64_t free = m.free > m.reserved ? m.free - m.reserved : 0;
-  if (free == 0) return stencil.dimension == 3 ? 256 : 4096;
-  const double room = static_cast<double>(free) / 2.0;
-  const auto need = [&](std::int64_t n) {
-    return static_cast<double>(timing_bytes(device, stencil_job(stencil, precision, n, n, n)));
-  };
-  constexpr std::int64_t probe = 256;
-  const double per_cell = need(probe) / std::pow(static_cast<double>(probe), stencil.dimension);
-  auto n = static_cast<std::int64_t>(std::floor(std::pow(room / per_cell, 1.0 / stencil.dimension)));
-  n = n / 16 * 16;  // whole cache lines a row, mostly
-  while (n > 16 && need(n) > room) n -= 16;
-  return std::max<std::int64_t>(n, 16);
-}
-
-// One sweep of the job's grid beside a copy on `device`: a CPU device's grid
-// filled from a host grid, a GPU's from its own values.
-SweepVsCopy time_stencil(Device& device, StencilJob& job, int repetitions) {
-  if (device.info().kind != DeviceKind::Cpu) return device.sweep_vs_copy(job, repetitions);
-  return dispatch(job.precision, [&](auto zero) {
-    using T = decltype(zero);
-    const GridShape shape = job.shape();
-    const std::uint64_t bytes = static_cast<std::uint64_t>(shape.values()) * sizeof(T);
-    check_memory_for(job, bytes, {{&device, RowRange{1, job.units()}}});
-    Grid<T> grid = allocating("the host grid", bytes, [&] { return timing_grid<T>(shape); });
-    job.initial = grid.data();
-    job.result = nullptr;
-    device.attach(job, RowRange{1, job.units()});
-    const SweepVsCopy t = device.sweep_vs_copy(job, repetitions);
-    device.detach();
-    job.initial = nullptr;
-    return t;
-  });
 }
 
 // The profile's prediction of one sweep of a whole grid by one device, from
@@ -164,6 +102,37 @@ class SweepPredictor {
   std::optional<ProfileModel> model_;
 };
 
+// The tuned parameters of the profile `path` names ("" this machine's
+// default), by device name and tuning_key; none (said once) where the profile
+// is another machine's.
+class TunedLookup {
+ public:
+  TunedLookup(const Topology& topology, const std::vector<DeviceInfo>& devices, const std::string& path) {
+    if (!topology.this_machine) return;
+    const Fingerprint here = fingerprint_of(topology);
+    const std::string file = path.empty() ? default_profile_path(here.host) : path;
+    const auto stored = load_profile(file, nullptr);
+    if (!stored) return;
+    if (const std::string why = here.difference(stored->fingerprint); !why.empty()) {
+      // This machine's own path: the predictor's reading of it has said so.
+      if (!path.empty()) {
+        log::warn("the tuned parameters of profile '{}' are for another machine ({}); the defaults run", file, why);
+      }
+      return;
+    }
+    named_ = named_for(*stored, devices);
+  }
+
+  // The device's tuned values for the job that it accepts.
+  Tuning of(const Device& device, const StencilJob& job) const {
+    const std::string& name = device.info().name;
+    return usable_tuning(name, device.tunables(job), tuned_values(named_, name, job.stencil, job.precision));
+  }
+
+ private:
+  Profile named_;
+};
+
 }  // namespace
 
 void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptions& options,
@@ -177,6 +146,9 @@ void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptio
   const Topology topology = load_topology(machine.topology);
   MachineDevices devices = make_devices(
       topology, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, true}, true);
+  std::vector<DeviceInfo> infos;
+  for (const auto& device : devices.devices) infos.push_back(device->info());
+  const TunedLookup tuned(topology, infos, options.profile);
   for (auto& device : devices.devices) {
     const DeviceInfo& info = device->info();
     for (const Stencil& stencil : stencils) {
@@ -200,8 +172,14 @@ void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptio
           options.progress(fmt::format("{}: {} {} {}x{}{}", info.name, stencil.name, to_string(precision), job.nx,
                                        job.ny, job.nz > 0 ? fmt::format("x{}", job.nz) : ""));
         }
+        job.tuning = tuned.of(*device, job);
         const SweepVsCopy measured = time_stencil(*device, job, options.repetitions);
         if (measured.skipped) t.skipped = "not enough memory";
+        if (!job.tuning.empty() && !measured.skipped) {
+          t.tuning = tuning_text(job.tuning);
+          job.tuning.clear();
+          t.default_s = time_stencil(*device, job, options.repetitions).sweep_s;
+        }
         t.streaming_stores = measured.streaming_stores;
         t.sweep_s = measured.sweep_s;
         t.copy_s = measured.copy_s;

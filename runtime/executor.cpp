@@ -20,6 +20,7 @@
 #include "hetstencil/reference.hpp"
 #include "core/dispatch.hpp"
 #include "core/source_term.hpp"
+#include "model/tune.hpp"
 #include "runtime/processes.hpp"
 
 namespace hetstencil {
@@ -138,7 +139,7 @@ void gather_reports(Processes& processes, Report& report) {
 
 template <class T>
 Result execute_typed(const Problem& problem, const Plan& plan, const std::vector<Device*>& all, int spins,
-                     const ProgressWatch& watch, const Spread* spread) {
+                     const ProgressWatch& watch, const Spread* spread, const TuningOf& tuning) {
   const std::uint64_t grid_size = grid_bytes(problem.shape(), problem.precision);
   const SourceTerm<T> source =
       allocating("the host's right-hand side", grid_size, [&] { return make_source_term<T>(problem); });
@@ -173,7 +174,14 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   const auto host_thread = [&](std::size_t k) { return devices[k]->info().name + "'s host thread"; };
 
   Report report;
-  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(job, rows[k]); }, {}, host_thread);
+  // Each device's own job: the same problem, its own kernel parameters.
+  std::vector<StencilJob> jobs(n, job);
+  if (tuning) {
+    for (std::size_t k = 0; k < n; ++k) {
+      jobs[k].tuning = usable_tuning(names[k], devices[k]->tunables(jobs[k]), tuning(*devices[k]));
+    }
+  }
+  report.setup_s = run_on_threads(n, [&](std::size_t k) { devices[k]->attach(jobs[k], rows[k]); }, {}, host_thread);
   const std::unique_ptr<Transport> transport =
       make_transport(devices, rows, job, problem.h(), spins, links ? &*links : nullptr);
   report.setup_s += run_on_threads(n, [&](std::size_t k) { transport->connect(k); }, {}, host_thread);
@@ -308,11 +316,12 @@ void check_solve(const Problem& problem, const Plan& plan, const std::vector<Dev
 }  // namespace
 
 Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
-               const ProgressWatch& watch, const Spread* spread) {
+               const ProgressWatch& watch, const Spread* spread, const TuningOf& tuning) {
   const auto checks = [&] { check_solve(problem, plan, devices, spread); };
   const auto solve = [&] {
-    return dispatch(problem.precision,
-                    [&](auto zero) { return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch, spread); });
+    return dispatch(problem.precision, [&](auto zero) {
+      return execute_typed<decltype(zero)>(problem, plan, devices, spins, watch, spread, tuning);
+    });
   };
   if (!spread) {
     checks();
@@ -330,8 +339,8 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
   return std::move(*result);
 }
 
-double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins) {
-  return execute(problem, plan, {&device}, spins).report.solve_s;
+double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins, const TuningOf& tuning) {
+  return execute(problem, plan, {&device}, spins, {}, nullptr, tuning).report.solve_s;
 }
 
 }  // namespace hetstencil

@@ -2,6 +2,7 @@
 // thread per device, tear-down (detach), and the report.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,13 @@ struct Spread {
   std::vector<std::string> names;  ///< by device index: its name in reports
 };
 
-/// Seconds of the iterations of a solve on `device` alone: calibration's SolveTimer.
-double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins);
+/// The kernel parameters a device of a solve sweeps with (StencilJob::tuning);
+/// empty, or an empty map: its defaults.
+using TuningOf = std::function<Tuning(const Device& device)>;
+
+/// Seconds of the iterations of a solve on `device` alone (with `tuning`'s
+/// kernel parameters): calibration's SolveTimer.
+double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins, const TuningOf& tuning = {});
 
 /// `spins`: how long waiting threads spin before sleeping (see Counter).
 /// With `spread`, collective over its processes: each runs its devices' parts
@@ -43,8 +49,9 @@ double solve_seconds(const Problem& problem, const Plan& plan, Device& device, i
 /// hold their own rows) and every process's report covers every device. What
 /// one process refuses before anything is allocated (its slabs do not fit...)
 /// every process throws (agree); a failure after that ends them all
-/// (Processes::abort): the others could not be told.
+/// (Processes::abort): the others could not be told. Each device sweeps with
+/// the kernel parameters `tuning` gives it.
 Result execute(const Problem& problem, const Plan& plan, const std::vector<Device*>& devices, int spins,
-               const ProgressWatch& watch = {}, const Spread* spread = nullptr);
+               const ProgressWatch& watch = {}, const Spread* spread = nullptr, const TuningOf& tuning = {});
 
 }  // namespace hetstencil

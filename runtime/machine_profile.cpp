@@ -1,6 +1,7 @@
 #include "runtime/machine_profile.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -8,7 +9,7 @@
 #include "hetstencil/error.hpp"
 #include "model/calibrate.hpp"
 #include "model/learn.hpp"
-#include "runtime/executor.hpp"
+#include "model/tune.hpp"
 
 namespace hetstencil {
 
@@ -52,7 +53,9 @@ void ProfileKeeper::calibrate(const Problem& problem, double budget_s, const Var
                     path_, problem.stencil.name, stencil_rate_key(problem)));
   }
   CalibrationOptions c;
-  c.time_solve = solve_seconds;
+  // The devices sweep with their tuned parameters, as the solves it models do.
+  if (profile()) c.tuned = *profile_;
+  c.time_solve = tuned_solve_timer(c.tuned);
   c.precisions = {problem.precision};
   c.nx = problem.nx;
   c.budget_s = poisson5 ? budget_s : std::min(budget_s, kStencilCalibrationSeconds);
@@ -79,6 +82,30 @@ void ProfileKeeper::calibrate(const Problem& problem, double budget_s, const Var
   }
   profile_ = named_for(stored, devices_);
   read_ = true;
+}
+
+SolveTimer tuned_solve_timer(const Profile& named) {
+  return [named](const Problem& problem, const Plan& plan, Device& device, int spins) {
+    const TuningOf tuning = [&](const Device& d) {
+      return tuned_values(named, d.info().name, problem.stencil, problem.precision);
+    };
+    return solve_seconds(problem, plan, device, spins, tuning);
+  };
+}
+
+TuningOf ProfileKeeper::tuning_for(const Problem& problem) {
+  std::map<std::string, Tuning> by_device;
+  if (profile()) {
+    for (const DeviceInfo& d : devices_) {
+      Tuning values = tuned_values(*profile_, d.name, problem.stencil, problem.precision);
+      if (!values.empty()) by_device[d.name] = std::move(values);
+    }
+  }
+  if (by_device.empty()) return {};
+  return [by_device](const Device& device) {
+    const auto it = by_device.find(device.info().name);
+    return it == by_device.end() ? Tuning{} : it->second;
+  };
 }
 
 int ProfileKeeper::learn(const Report& report, const VariantChoice& variant) {

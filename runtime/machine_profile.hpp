@@ -12,12 +12,18 @@
 #include "hetstencil/problem.hpp"
 #include "hetstencil/report.hpp"
 #include "hetstencil/topology.hpp"
+#include "model/calibrate.hpp"
 #include "model/profile.hpp"
+#include "runtime/executor.hpp"
 
 namespace hetstencil {
 
 /// The most a solve waits for the curves of a stencil not yet measured.
 constexpr double kStencilCalibrationSeconds = 1.8;
+
+/// Calibration's solve timer (solve_seconds): each solve with the devices'
+/// tuned parameters in `named` (a profile keyed by device names).
+SolveTimer tuned_solve_timer(const Profile& named);
 
 class ProfileKeeper {
  public:
@@ -39,6 +45,10 @@ class ProfileKeeper {
   /// calibration is used all the same).
   void calibrate(const Problem& problem, double budget_s, const VariantChoice& variant,
                  const std::function<void(const std::string&)>& notify);
+
+  /// The kernel parameters tuned for the problem's stencil and precision,
+  /// by device name, as the profile has them now (none where it has none).
+  TuningOf tuning_for(const Problem& problem);
 
   /// See Runtime::learn.
   int learn(const Report& report, const VariantChoice& variant);

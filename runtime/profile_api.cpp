@@ -15,8 +15,10 @@
 #include "model/calibrate.hpp"
 #include "model/predict.hpp"
 #include "model/profile.hpp"
+#include "model/tune.hpp"
 #include "partition/policy.hpp"
 #include "runtime/executor.hpp"
+#include "runtime/machine_profile.hpp"
 
 namespace hetstencil {
 
@@ -140,6 +142,10 @@ std::string MachineProfile::to_text() const {
       fmt::format_to(put, "{:<8} beside GPUs up to {:.2f}x slower than its curve (learnt from solves)\n", name,
                      d.slowdown_beside_gpus);
     }
+    for (const auto& [key, t] : d.tuned) {
+      fmt::format_to(put, "{:<8} {:<16} tuned on {}: {} ({:.4f} ms, {:.4f} ms at the defaults)\n", name, key, t.grid,
+                     tuning_text(t.values), t.tuned_s * 1e3, t.default_s * 1e3);
+    }
   }
   fmt::format_to(put, "{:<16} {:>12} {:>10}   ({})\n", "link (a row)", "latency_us", "GB/s", p.link_conditions);
   for (const auto& [key, c] : p.links) {
@@ -159,7 +165,12 @@ Calibrated calibrate_machine(const RuntimeOptions& machine, const CalibrateOptio
   Calibrated out;
   out.path = path_of(options.profile, t);
   CalibrationOptions c;
-  c.time_solve = solve_seconds;
+  // The devices sweep with their tuned parameters, as the solves it models do.
+  const Fingerprint here = fingerprint_of(t);
+  // Another machine's profile is said so once, when the calibration replaces it.
+  const auto stored = load_profile(out.path, nullptr);
+  if (stored && here.difference(stored->fingerprint).empty()) c.tuned = named_for(*stored, infos_of(devices));
+  c.time_solve = tuned_solve_timer(c.tuned);
   c.precisions = options.precisions;
   c.nx = options.nx;
   c.max_rows = options.max_rows;

@@ -307,6 +307,11 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
                                       "Runtime, which would wait for that solve forever; solve after it returns "
                                       "or on another Runtime");
   }
+  TuningOf tuning;
+  {
+    const std::lock_guard<std::mutex> modelling(impl_->modelling);
+    tuning = impl_->profile->tuning_for(problem);
+  }
   const std::lock_guard<std::mutex> lock(impl_->solving);
   ProgressCallback watched;
   if (progress) {
@@ -318,7 +323,8 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
   std::vector<Device*> devices;
   if (!impl_->processes) {
     for (auto& d : impl_->devices) devices.push_back(d.get());
-    return finished(execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s}), problem, plan);
+    return finished(execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s}, nullptr, tuning),
+                    problem, plan);
   }
   // Every process's devices by index, ours in place and null for the others'.
   Spread spread{impl_->processes.get(), impl_->owner, {}};
@@ -328,8 +334,8 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
     devices.push_back(impl_->owner[k] == rank() ? impl_->devices[mine++].get() : nullptr);
   }
   const Plan shared = rank0_plan(*impl_->processes, plan);
-  return finished(execute(problem, shared, devices, impl_->spins, ProgressWatch{watched, every_s}, &spread), problem,
-                  shared);
+  return finished(execute(problem, shared, devices, impl_->spins, ProgressWatch{watched, every_s}, &spread, tuning),
+                  problem, shared);
 }
 
 }  // namespace hetstencil

@@ -35,8 +35,33 @@ CpuDevice::CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus,
   info_.threads = team_.size();
 }
 
+std::vector<Tunable> CpuDevice::tunables(const StencilJob& job) const {
+  std::vector<Tunable> out;
+  // Fewer workers than cores can stream as much memory with less contention.
+  Tunable threads{"threads", {}, team_.size()};
+  for (int n = team_.size(); n >= 1 && threads.values.size() < 4; n /= 2) {
+    threads.values.insert(threads.values.begin(), n);
+  }
+  out.push_back(threads);
+  if (job.poisson5) return out;
+  const SweepBlocking defaults;
+  out.push_back({"chunk_values", {64, 128, 256, 512, 1024, 2048}, static_cast<int>(defaults.chunk_values)});
+  // More points a pass than the stencil has sweeps as all of them in one.
+  const int points = static_cast<int>(
+      std::clamp<std::size_t>(job.stencil.points.size(), 1, static_cast<std::size_t>(defaults.points_per_pass)));
+  Tunable per_pass{"points_per_pass", {}, points};
+  for (int g = 1; g <= points; ++g) per_pass.values.push_back(g);
+  out.push_back(per_pass);
+  if (job.stencil.dimension == 3) {
+    out.push_back({"tile_kib", {256, 512, 1024, 2048, 4096}, static_cast<int>(defaults.tile_bytes / 1024)});
+    out.push_back({"tile_rows_per_radius", {1, 2, 4, 8, 16}, defaults.tile_rows_per_radius});
+  }
+  return out;
+}
+
 Block CpuDevice::worker_rows(int worker, std::int64_t begin, std::int64_t end) const {
-  const Block b = even_block(end - begin, team_.size(), worker);
+  if (worker >= active_) return {end, end};
+  const Block b = even_block(end - begin, active_, worker);
   return {b.begin + begin, b.end + begin};
 }
 
@@ -80,6 +105,23 @@ std::uint64_t CpuDevice::slab_bytes(const StencilJob& job, RowRange rows) const 
 
 void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   if (rows.count < 1) HETSTENCIL_THROW(InvalidArgument, info_.name + ": a device needs at least one row");
+  const std::vector<Tunable> parameters = tunables(job);
+  check_tuning(info_.name, parameters, job.tuning);
+  const auto value = [&](const char* name) {
+    const auto it =
+        std::find_if(parameters.begin(), parameters.end(), [&](const Tunable& t) { return t.name == name; });
+    return tuned_value(job.tuning, *it);
+  };
+  active_ = value("threads");
+  blocking_ = SweepBlocking{};
+  if (!job.poisson5) {
+    blocking_.chunk_values = value("chunk_values");
+    blocking_.points_per_pass = value("points_per_pass");
+    if (job.stencil.dimension == 3) {
+      blocking_.tile_bytes = std::int64_t(value("tile_kib")) * 1024;
+      blocking_.tile_rows_per_radius = value("tile_rows_per_radius");
+    }
+  }
   job_ = &job;
   rows_ = rows;
   for (Side side : {Side::Top, Side::Bottom}) ghosts_[static_cast<int>(side)] = job.ghost_rows(side, rows);

@@ -34,6 +34,10 @@ class CpuDevice final : public Device {
   void run(Endpoint& port) override;
   void detach() override;
   DeviceTimes times() const override { return times_; }
+  /// "threads" (how many of its workers sweep); for any stencil but poisson5
+  /// also SweepBlocking's "chunk_values" and "points_per_pass", and in 3-D
+  /// "tile_kib" (tile_bytes / 1024) and "tile_rows_per_radius".
+  std::vector<Tunable> tunables(const StencilJob& job) const override;
 
   std::vector<RateSamples> measure_sweeps(const StencilJob& job, const std::vector<std::int64_t>& rows,
                                           int repetitions, bool checks,
@@ -95,7 +99,8 @@ class CpuDevice final : public Device {
   void exchange(Endpoint& port, std::int64_t t);
   template <class T>
   void detach_rows(int worker);
-  /// A worker's share of rows [begin, end).
+  /// A worker's share of rows [begin, end): the first active_ workers share
+  /// them, the others none.
   Block worker_rows(int worker, std::int64_t begin, std::int64_t end) const;
   /// Row r of a buffer (numbered as row() numbers them) as its transport sees it.
   RowBlock halo_block(int buffer, std::int64_t r) const;
@@ -124,7 +129,8 @@ class CpuDevice final : public Device {
   RowRange rows_;
   std::int64_t ghosts_[2] = {1, 1};  // ghost rows above and below
   std::int64_t pitch_ = 0;  // values per slab unit (pitch_of)
-  SweepBlocking blocking_;  // the stencil sweep's (any stencil but poisson5)
+  SweepBlocking blocking_;  // the stencil sweep's (any stencil but poisson5), from the job's tuning
+  int active_ = 1;          // workers that sweep, from the job's tuning
   StencilTerms<float> terms_float_;
   StencilTerms<double> terms_double_;
   std::size_t value_bytes_ = 0;

@@ -80,6 +80,12 @@ struct StencilTiming {
   double sweep_s = 0.0;           ///< one sweep, median
   double copy_s = 0.0;            ///< the copy, median
   double predicted_s = 0.0;  ///< one sweep as the profile's curve of this stencil predicts it (0: no such curve)
+  /// The kernel parameters the sweep ran with, as the profile's tuning gives
+  /// them ("chunk_values=512 threads=1"); "" where nothing is tuned.
+  std::string tuning;
+  /// Where `tuning` is set: one sweep at the device's default parameters,
+  /// median (0 where nothing is tuned: sweep_s ran at the defaults).
+  double default_s = 0.0;
 
   /// Interior cells swept.
   double cells() const {
@@ -109,7 +115,9 @@ struct StencilBenchOptions {
 /// Every device of `machine` (CPU devices and GPUs, chosen by machine.devices),
 /// for each stencil and precision of `options`: one sweep of the stencil over
 /// the whole grid beside a copy of the same bytes by the same device
-/// (StencilTiming). A device with no kernel for a stencil, or no memory for its
+/// (StencilTiming), with the kernel parameters the profile's tuning gives the
+/// device (`hetstencil tune`) and, where they are not the defaults, again at
+/// the defaults. A device with no kernel for a stencil, or no memory for its
 /// grid, is reported skipped with the reason. `each` gets every timing as soon
 /// as it is measured, on the caller's thread. Throws InvalidArgument for an
 /// invalid stencil or sizes.

@@ -46,6 +46,7 @@
 #include "hetstencil/report.hpp"
 #include "hetstencil/runtime.hpp"
 #include "hetstencil/statistics.hpp"
+#include "hetstencil/tune.hpp"
 #include "hetstencil/stencil.hpp"
 #include "hetstencil/variant.hpp"
 #include "hetstencil/version.hpp"

@@ -18,7 +18,7 @@ const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new t
 const std::string kExamples = std::string(HETSTENCIL_TOOLS) + "/../examples/stencils";
 const std::string kColumns =
     "device,threads,stencil,dimension,precision,nx,ny,nz,stores,sweep_s,copy_s,sweep_GBps,sweep_over_copy,"
-    "predicted_s,predicted_over_measured,skipped";
+    "predicted_s,predicted_over_measured,default_s,tuned_over_default,tuning,skipped";
 
 // Each test its own cache: a calibration in one must not give another a profile.
 test::CliResult run(const std::string& args, const std::string& cache) {
@@ -68,7 +68,9 @@ TEST(CliBenchStencils, MeasuresEachStencilAndPrecisionOnEveryCpuDevice) {
     EXPECT_GT(std::stod(row[9]), 0.0) << "sweep_s of row " << k;
     EXPECT_GT(std::stod(row[12]), 0.0) << "sweep_over_copy of row " << k;
     EXPECT_EQ(row[13], "") << "no profile here: no prediction, row " << k;
-    EXPECT_EQ(row[15], "") << "measured: not skipped, row " << k;
+    EXPECT_EQ(row[15], "") << "nothing tuned: no default time, row " << k;
+    EXPECT_EQ(row[17], "") << "nothing tuned, row " << k;
+    EXPECT_EQ(row[18], "") << "measured: not skipped, row " << k;
   }
   EXPECT_TRUE(has(r.out, "-          -")) << "the predictions' cells: " << r.out;
 }

@@ -24,7 +24,8 @@ using Tokens = std::vector<std::string>;
 
 const auto* const remove_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
-const std::set<std::string> kCommands{"probe", "solve", "sweep", "bench", "calibrate", "profile", "predict", "plan", "stencils"};
+const std::set<std::string> kCommands{"probe",   "solve", "sweep",    "bench", "calibrate",
+                                      "profile", "predict", "plan", "stencils", "tune"};
 
 // A value for each option README shows with a placeholder (N, FILE, a,b,..., ...).
 // A new placeholder needs a line here: the test says which.

@@ -21,5 +21,6 @@ Command add_probe_command(CLI::App& app);
 Command add_model_commands(CLI::App& app);
 Command add_stencils_command(CLI::App& app);
 Command add_project_command(CLI::App& app);
+Command add_tune_command(CLI::App& app);
 
 }  // namespace hetstencil::cli

@@ -28,7 +28,8 @@ using hetstencil::cli::kExitFailure;
 using hetstencil::cli::kExitSuccess;
 using hetstencil::cli::kExitUsage;
 
-constexpr const char* kCommandList = "probe, solve, sweep, bench, calibrate, profile, predict, plan, project, stencils";
+constexpr const char* kCommandList =
+    "probe, solve, sweep, bench, calibrate, profile, predict, plan, project, stencils, tune";
 
 // The deepest (sub)command the parser had entered when it stopped.
 const CLI::App* entered(const CLI::App& app) {
@@ -138,7 +139,8 @@ int main(int argc, char** argv) {
   std::map<CLI::App*, hetstencil::cli::Command> commands;
   for (auto add : {hetstencil::cli::add_probe_command, hetstencil::cli::add_solve_command, hetstencil::cli::add_sweep_command,
                    hetstencil::cli::add_bench_command, hetstencil::cli::add_model_commands,
-                   hetstencil::cli::add_stencils_command, hetstencil::cli::add_project_command}) {
+                   hetstencil::cli::add_stencils_command, hetstencil::cli::add_project_command,
+                   hetstencil::cli::add_tune_command}) {
     const std::size_t before = app.get_subcommands({}).size();
     hetstencil::cli::Command run = add(app);
     const auto subs = app.get_subcommands({});

@@ -169,6 +169,8 @@ Command add_model_commands(CLI::App& app) {
   add_variant_options(cal, o->problem);
   add_machine_options(cal, o->machine);
   add_profile_option(cal, *o);
+  cal->footer("Calibration does not tune kernel parameters: it measures with those hetstencil tune kept in the "
+              "profile\n(tune first, then calibrate).");
   cal->callback([mode] { *mode = "calibrate"; });
 
   CLI::App* profile = app.add_subcommand("profile", "The saved profile");

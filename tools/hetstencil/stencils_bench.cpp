@@ -52,13 +52,14 @@ int run_stencils_bench(const StencilsBenchOptions& o) {
   std::ofstream csv;  // without --csv it stays closed: it takes the rows and writes nothing
   if (!o.csv.empty()) csv.open(o.csv);
   csv << "device,threads,stencil,dimension,precision,nx,ny,nz,stores,sweep_s,copy_s,sweep_GBps,sweep_over_copy,"
-         "predicted_s,predicted_over_measured,skipped\n";
+         "predicted_s,predicted_over_measured,default_s,tuned_over_default,tuning,skipped\n";
   fmt::print("# one sweep of the whole grid vs a copy of the same bytes (1 value read + 1 written per cell), "
-             "median of {}; predicted: the profile's curve of the stencil\n",
+             "median of {}; predicted: the profile's curve of the stencil;\n# sweep_ms with the parameters tuned "
+             "for the device (hetstencil tune), default_ms at its defaults ('-': nothing tuned)\n",
              o.repetitions);
-  fmt::print("{:<6} {:<10} {:>9} {:>15} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10}\n", "device", "stencil",
-             "precision", "grid", "threads", "stores", "sweep_ms", "copy_ms", "sweep_GB/s", "sweep/copy",
-             "predicted_ms", "pred/meas");
+  fmt::print("{:<6} {:<10} {:>9} {:>15} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}\n",
+             "device", "stencil", "precision", "grid", "threads", "stores", "sweep_ms", "copy_ms", "sweep_GB/s",
+             "sweep/copy", "predicted_ms", "pred/meas", "default_ms", "tuned/def");
   bench_stencil_sweeps(o.machine, b, [&](const StencilTiming& t) {
     const std::string head = fmt::format("{:<6} {:<10} {:>9} {:>15} {:>7}", t.device, t.stencil,
                                          to_string(t.precision), grid_of(t), t.threads);
@@ -66,19 +67,24 @@ int run_stencils_bench(const StencilsBenchOptions& o) {
                        t.nx, t.ny, t.nz);
     if (!t.skipped.empty()) {
       fmt::print("{}   skipped: {}\n", head, t.skipped);
-      csv << fmt::format(",,,,,,,{}\n", t.skipped);
+      csv << fmt::format(",,,,,,,,,,{}\n", t.skipped);
       return;
     }
     const std::string stores = t.streaming_stores ? "streaming" : "plain";
     const double gbps = t.bytes() / t.sweep_s / 1e9;
     const bool predicted = t.predicted_s > 0.0;
-    fmt::print("{} {:>9} {:>10.3f} {:>10.3f} {:>10.1f} {:>10.3f} {:>12} {:>10}\n", head, stores, t.sweep_s * 1e3,
-               t.copy_s * 1e3, gbps, t.sweep_s / t.copy_s,
+    const bool tuned = t.default_s > 0.0;
+    fmt::print("{} {:>9} {:>10.3f} {:>10.3f} {:>10.1f} {:>10.3f} {:>12} {:>10} {:>10} {:>9}{}\n", head, stores,
+               t.sweep_s * 1e3, t.copy_s * 1e3, gbps, t.sweep_s / t.copy_s,
                predicted ? fmt::format("{:.3f}", t.predicted_s * 1e3) : "-",
-               predicted ? fmt::format("{:.3f}", t.predicted_s / t.sweep_s) : "-");
-    csv << fmt::format("{},{:.6e},{:.6e},{:.3f},{:.4f},{},{},\n", stores, t.sweep_s, t.copy_s, gbps,
+               predicted ? fmt::format("{:.3f}", t.predicted_s / t.sweep_s) : "-",
+               tuned ? fmt::format("{:.3f}", t.default_s * 1e3) : "-",
+               tuned ? fmt::format("{:.3f}", t.sweep_s / t.default_s) : "-", tuned ? "  " + t.tuning : "");
+    csv << fmt::format("{},{:.6e},{:.6e},{:.3f},{:.4f},{},{},{},{},{},\n", stores, t.sweep_s, t.copy_s, gbps,
                        t.sweep_s / t.copy_s, predicted ? fmt::format("{:.6e}", t.predicted_s) : "",
-                       predicted ? fmt::format("{:.4f}", t.predicted_s / t.sweep_s) : "");
+                       predicted ? fmt::format("{:.4f}", t.predicted_s / t.sweep_s) : "",
+                       tuned ? fmt::format("{:.6e}", t.default_s) : "",
+                       tuned ? fmt::format("{:.4f}", t.sweep_s / t.default_s) : "", t.tuning);
   });
   if (!o.csv.empty()) {
     csv.close();

@@ -1,0 +1,90 @@
+// The tuning seam on a CPU device: the kernel parameters it lists for a job,
+// and its refusal of values it does not take.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "core/timing_grid.hpp"
+#include "devices/backend.hpp"
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+namespace {
+
+MachineDevices one_cpu_device() {
+  return make_devices(load_topology(TopologySource{"", "pack:1 numa:1 core:2 pu:1"}),
+                      DeviceMapOptions{1, 2, "", false});
+}
+
+StencilJob job_of(const std::string& stencil) {
+  StencilJob job;
+  job.precision = Precision::Double;
+  job.stencil = Stencil::builtin(stencil);
+  job.poisson5 = stencil == "poisson5";
+  job.nx = 16;
+  job.ny = 12;
+  job.nz = job.stencil.dimension == 3 ? 10 : 0;
+  return job;
+}
+
+std::vector<std::string> names_of(const std::vector<Tunable>& tunables) {
+  std::vector<std::string> out;
+  for (const Tunable& t : tunables) out.push_back(t.name);
+  return out;
+}
+
+TEST(CpuTuning, ACpuDeviceListsItsParametersForEachKindOfStencil) {
+  MachineDevices m = one_cpu_device();
+  const Device& device = *m.devices.front();
+  EXPECT_EQ(names_of(device.tunables(job_of("poisson5"))), (std::vector<std::string>{"threads"}));
+  EXPECT_EQ(names_of(device.tunables(job_of("box9"))),
+            (std::vector<std::string>{"threads", "chunk_values", "points_per_pass"}));
+  EXPECT_EQ(names_of(device.tunables(job_of("box27"))),
+            (std::vector<std::string>{"threads", "chunk_values", "points_per_pass", "tile_kib",
+                                      "tile_rows_per_radius"}));
+  for (const std::string stencil : {"poisson5", "box9", "poisson7", "box27", "star4"}) {
+    for (const Tunable& t : device.tunables(job_of(stencil))) {
+      SCOPED_TRACE(stencil + " " + t.name);
+      EXPECT_GE(t.values.size(), 2u);
+      EXPECT_NE(std::find(t.values.begin(), t.values.end(), t.default_value), t.values.end());
+      EXPECT_TRUE(std::is_sorted(t.values.begin(), t.values.end()));
+    }
+  }
+  const auto threads = device.tunables(job_of("poisson5")).front();
+  EXPECT_EQ(threads.default_value, device.info().threads);
+  EXPECT_EQ(threads.values, (std::vector<int>{1, 2}));
+}
+
+TEST(CpuTuning, AttachRefusesAParameterOrValueTheDeviceDoesNotTake) {
+  MachineDevices m = one_cpu_device();
+  Device& device = *m.devices.front();
+  const Grid<double> grid = timing_grid<double>(12, 16);
+  StencilJob job = job_of("poisson5");
+  job.initial = grid.data();
+  job.tuning = {{"chunk_values", 512}};
+  try {
+    device.attach(job, RowRange{1, 12});
+    FAIL() << "poisson5's kernels took a chunk size";
+  } catch (const InvalidArgument& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("cpu0 has no kernel parameter 'chunk_values' for this job (it tunes: threads)"),
+              std::string::npos)
+        << why;
+  }
+  job.tuning = {{"threads", 3}};
+  try {
+    device.attach(job, RowRange{1, 12});
+    FAIL() << "3 threads of 2 were taken";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("cpu0: the kernel parameter 'threads' takes 1, 2, not 3"), std::string::npos)
+        << e.what();
+  }
+  job.tuning = {{"threads", 1}};
+  device.attach(job, RowRange{1, 12});
+  EXPECT_FALSE(device.sweep_vs_copy(job, 1).skipped);
+  device.detach();
+}
+
+}  // namespace
+}  // namespace hetstencil
