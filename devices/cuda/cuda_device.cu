@@ -15,6 +15,7 @@
 #include "devices/cuda/cuda_row_mover.hpp"
 #include "devices/cuda/cuda_stencil_runner.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
+#include "devices/cuda/stencil_tuning.hpp"
 #include "devices/cuda/variant_kernels.cuh"
 #include "devices/transport/transport.hpp"
 #include "core/dispatch.hpp"
@@ -124,6 +125,12 @@ class CudaDevice final : public Device {
 
   std::unique_ptr<DeviceLoad> start_load() const override {
     return std::make_unique<GpuLoad>(gpu_, host_cpus_, own_core_, kLoadSize);
+  }
+
+  // poisson5's kernels are tuned by hand (jacobi_kernels.cuh); any other
+  // stencil's sweep has its kernel and shape to choose.
+  std::vector<Tunable> tunables(const StencilJob& job) const override {
+    return job.poisson5 ? std::vector<Tunable>{} : cuda::stencil_tunables(job);
   }
 
   SweepVsCopy sweep_vs_copy(const StencilJob& job, int repetitions) override {

@@ -19,7 +19,7 @@ template <class T>
 struct BenchSlab {
   BenchSlab(const StencilJob& job, int gpu, std::int64_t units, const std::string& where)
       : slab(cuda::StencilSlab::of(job.shape())),
-        code(job.stencil, job.shape(), gpu, cuda::SweepShape::default_for(job.stencil.dimension)),
+        code(job.stencil, job.shape(), gpu, cuda::sweep_choice("gpu" + std::to_string(gpu), job)),
         values(static_cast<std::size_t>((units + 2 * job.stencil.radius()) * job.unit_values())),
         u(values * sizeof(T), where),
         v(values * sizeof(T), where),

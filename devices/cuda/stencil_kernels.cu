@@ -236,11 +236,14 @@ struct StencilCode<T>::Generated {
 };
 
 template <class T>
-StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int gpu, const SweepShape& sweep)
+StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int gpu, const SweepChoice& sweep)
     : tables_(std::make_unique<Tables>()) {
-  const Precision precision = std::is_same_v<T, float> ? Precision::Float : Precision::Double;
-  const std::string what = "the sweep of the stencil '" + stencil.name + "' in " + to_string(precision);
-  generated_.reset(new Generated{sweep, RuntimeKernel(sweep_kernel_source(stencil, precision, sweep), kSweepEntry, gpu, what)});
+  if (sweep.generated) {
+    const Precision precision = std::is_same_v<T, float> ? Precision::Float : Precision::Double;
+    const std::string what = "the sweep of the stencil '" + stencil.name + "' in " + to_string(precision);
+    generated_.reset(new Generated{
+        sweep.shape, RuntimeKernel(sweep_kernel_source(stencil, precision, sweep.shape), kSweepEntry, gpu, what)});
+  }
   const StencilTerms<T> terms = stencil_terms<T>(stencil, shape);
   if (terms.offsets.size() <= static_cast<std::size_t>(kFewPoints)) {
     fill(tables_->few, terms);
@@ -256,7 +259,7 @@ StencilCode<T>::~StencilCode() = default;
 template <class T>
 void StencilCode<T>::launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const {
   if (pass.unit_end <= pass.unit_begin || slab.nx <= 0) return;
-  if (generated_->takes(slab, pass)) {
+  if (generated_ && generated_->takes(slab, pass)) {
     generated_->launch(slab, pass, stream);
   } else if (tables_->most) {
     launch_table(*tables_->most, slab, pass, stream);

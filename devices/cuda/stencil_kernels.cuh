@@ -26,7 +26,7 @@
 #include <memory>
 
 #include "core/stencil_terms.hpp"
-#include "devices/cuda/stencil_codegen.hpp"
+#include "devices/cuda/stencil_tuning.hpp"
 
 namespace hetstencil::cuda {
 
@@ -67,9 +67,10 @@ struct StencilPass {
 template <class T>
 class StencilCode {
  public:
-  /// `stencil`'s kernels for grids of `shape` on GPU `gpu`; the generated
-  /// sweep, laid out as `sweep`, is compiled now (or found on disk).
-  StencilCode(const Stencil& stencil, const GridShape& shape, int gpu, const SweepShape& sweep);
+  /// `stencil`'s kernels for grids of `shape` on GPU `gpu`. Where `sweep`
+  /// chooses the generated sweep, it is compiled now (or found on disk);
+  /// else plain sweeps run the table-driven kernel too.
+  StencilCode(const Stencil& stencil, const GridShape& shape, int gpu, const SweepChoice& sweep);
   ~StencilCode();
   StencilCode(const StencilCode&) = delete;
   StencilCode& operator=(const StencilCode&) = delete;

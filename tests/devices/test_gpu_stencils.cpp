@@ -9,11 +9,13 @@
 #include <random>
 #include <string>
 
+#include "devices/backend.hpp"
 #include "devices/cuda/cuda_device.hpp"
 #include "devices/cuda/cuda_info.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
 #include "hetstencil/runtime.hpp"
+#include "runtime/executor.hpp"
 #include "tests/test_support.hpp"
 
 namespace hetstencil {
@@ -101,6 +103,39 @@ TEST(GpuStencils, BlockedSweepsGiveTheReferenceBits) {
           (p.dimension() == 3 ? p.nz : p.ny) = 4 * depth * p.stencil.radius() + 3;
           SCOPED_TRACE(s.name + " on " + set + ", depth " + std::to_string(depth) + (tolerance ? ", tolerance" : ", fixed"));
           expect_reference(runtime, p, uneven_plan(p, runtime.devices().size(), depth));
+        }
+      }
+    }
+  }
+}
+
+// Every value of every parameter a GPU tunes gives the defaults' bits: the
+// GPU alone (its steps as graphs) and beside a CPU device (exchanging).
+TEST(GpuStencils, EveryTuningValueGivesTheDefaultsBits) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  MachineDevices made = make_devices(load_topology(), DeviceMapOptions{1, 2, "cpu0,gpu0", false});
+  Device* cpu = made.devices[0].get();
+  Device* gpu = made.devices[1].get();
+  int variety = 0;
+  for (const Stencil& s : {Stencil::builtin("box9"), Stencil::builtin("star4")}) {
+    for (Precision precision : {Precision::Float, Precision::Double}) {
+      const Problem p = problem_of(s, precision, false, variety++);
+      const std::int64_t first = 2 * s.radius() + 1;
+      const Plan alone{{{0, 1, p.units()}}};
+      const Plan beside{{{0, 1, first}, {1, first + 1, p.units() - first}}};
+      const Result reference = solve_reference(p);
+      StencilJob job;
+      job.stencil = s;
+      job.precision = precision;
+      job.poisson5 = false;
+      const std::vector<Tunable> tunables = gpu->tunables(job);
+      ASSERT_FALSE(tunables.empty());
+      for (const Tunable& t : tunables) {
+        for (int value : t.values) {
+          SCOPED_TRACE(s.name + " " + to_string(precision) + " " + t.name + "=" + std::to_string(value));
+          const auto tuning = [&](const Device& d) { return &d == gpu ? Tuning{{t.name, value}} : Tuning{}; };
+          expect_same_bits(execute(p, alone, {gpu}, made.spins, {}, nullptr, tuning), reference);
+          expect_same_bits(execute(p, beside, {cpu, gpu}, made.spins, {}, nullptr, tuning), reference);
         }
       }
     }

@@ -84,7 +84,7 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape) {
   cuda::DeviceMemory in_d(values * sizeof(T), "test"), out_d(values * sizeof(T), "test");
   ASSERT_EQ(cudaMemcpy(in_d.get(), in.data(), values * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(out_d.get(), out.data(), values * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  cuda::StencilCode<T> code(s, grid, 0, shape);
+  cuda::StencilCode<T> code(s, grid, 0, cuda::SweepChoice{true, shape});
   cuda::StencilPass<T> pass;
   pass.in = in_d.get<T>();
   pass.out = out_d.get<T>();
@@ -140,12 +140,12 @@ TEST(StencilCodegen, ACompiledSweepIsKeptAndADamagedOneCompiledAgain) {
     for (const auto& e : fs::directory_iterator(fs::path(scratch.file("cache")) / "hetstencil" / "kernels")) files.push_back(e.path());
     return files;
   };
-  { cuda::StencilCode<double> code(s, grid, 0, shape); }
+  { cuda::StencilCode<double> code(s, grid, 0, cuda::SweepChoice{true, shape}); }
   std::vector<fs::path> files = kept();
   ASSERT_EQ(files.size(), 1u);
   const auto size = fs::file_size(files[0]);
   { std::ofstream(files[0], std::ios::trunc) << "not a kernel"; }
-  { cuda::StencilCode<double> code(s, grid, 0, shape); }
+  { cuda::StencilCode<double> code(s, grid, 0, cuda::SweepChoice{true, shape}); }
   EXPECT_EQ(kept().size(), 1u);
   EXPECT_EQ(fs::file_size(files[0]), size);
   unsetenv("XDG_CACHE_HOME");

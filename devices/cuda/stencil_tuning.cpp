@@ -1,0 +1,33 @@
+#include "devices/cuda/stencil_tuning.hpp"
+
+#include <algorithm>
+
+namespace hetstencil::cuda {
+
+std::vector<Tunable> stencil_tunables(const StencilJob& job) {
+  const SweepShape d = SweepShape::default_for(job.stencil.dimension);
+  std::vector<Tunable> out = {{"generated", {0, 1}, 1},
+                              {"warps", {1, 2, 4, 8}, d.warps},
+                              {"columns", {1, 2, 4}, d.columns},
+                              {"units", {8, 16, 32, 64}, d.units}};
+  if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines});
+  return out;
+}
+
+SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
+  const std::vector<Tunable> parameters = stencil_tunables(job);
+  check_tuning(device, parameters, job.tuning);
+  const auto value = [&](const char* name) {
+    const auto it = std::find_if(parameters.begin(), parameters.end(), [&](const Tunable& t) { return t.name == name; });
+    return it == parameters.end() ? 1 : tuned_value(job.tuning, *it);
+  };
+  SweepChoice c;
+  c.generated = value("generated") == 1;
+  c.shape.warps = value("warps");
+  c.shape.columns = value("columns");
+  c.shape.units = value("units");
+  c.shape.lines = value("lines");
+  return c;
+}
+
+}  // namespace hetstencil::cuda

@@ -1,0 +1,29 @@
+// What a GPU tunes for a stencil other than poisson5 (Device::tunables), and
+// the sweep a job's tuning asks for: the kernel generated for the description
+// or the table-driven one, and the generated one's shape (stencil_codegen.hpp).
+// No value changes a bit of a result.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "devices/cuda/stencil_codegen.hpp"
+#include "devices/device.hpp"
+
+namespace hetstencil::cuda {
+
+/// The plain sweep's kernel and shape.
+struct SweepChoice {
+  bool generated = true;  ///< the kernel made for the description, else the table-driven one
+  SweepShape shape;       ///< the generated kernel's
+};
+
+/// The parameters: "generated" (1, or 0 for the table-driven kernel),
+/// "warps", "columns", "units", and in 3-D "lines".
+std::vector<Tunable> stencil_tunables(const StencilJob& job);
+
+/// The choice `job.tuning` makes, defaults where it names nothing; throws
+/// InvalidArgument naming `device` for a value stencil_tunables does not list.
+SweepChoice sweep_choice(const std::string& device, const StencilJob& job);
+
+}  // namespace hetstencil::cuda
