@@ -32,6 +32,7 @@ struct Spread {
   Processes* processes = nullptr;
   std::vector<int> owner;          ///< by device index: the rank holding it
   std::vector<std::string> names;  ///< by device index: its name in reports
+  GpuTransport gpu_transport = GpuTransport::Auto;  ///< how GPUs at process boundaries reach each other
 };
 
 /// Seconds of the iterations of a solve on `device` alone: calibration's SolveTimer.

@@ -60,6 +60,43 @@ class MpiMessage final : public Message {
   std::vector<MPI_Request> requests_;
 };
 
+// A persistent request (MPI_Send_init, MPI_Recv_init): set up once, started
+// every round. Cancelled should it be left started and unfinished (the last
+// round's receive, or a solve aborted), so that it does not outlive its buffer.
+class MpiRepeated final : public RepeatedMessage {
+ public:
+  MpiRepeated(int rank, const char* what) : rank_(rank), what_(what) {}
+  ~MpiRepeated() override {
+    if (request_ == MPI_REQUEST_NULL) return;
+    if (started_) MPI_Cancel(&request_);
+    MPI_Request_free(&request_);
+  }
+  void start() override {
+    const int rc = MPI_Start(&request_);
+    if (rc != MPI_SUCCESS) fail("starting", rc);
+    started_ = true;
+  }
+  bool done() override {
+    if (!started_) return true;
+    int flag = 0;
+    const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) fail("completing", rc);
+    started_ = flag == 0;
+    return flag != 0;
+  }
+  MPI_Request& request() { return request_; }
+
+ private:
+  [[noreturn]] void fail(const char* doing, int rc) const {
+    HETSTENCIL_THROW(Error, "rank " + std::to_string(rank_) + ": " + doing + " " + what_ + " failed: " + mpi_text(rc));
+  }
+
+  int rank_;
+  const char* what_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool started_ = false;
+};
+
 class MpiProcesses final : public Processes {
  public:
   explicit MpiProcesses(int communicator) {
@@ -167,6 +204,20 @@ class MpiProcesses final : public Processes {
     auto m = std::make_unique<MpiMessage>(rank_, "receiving ghost rows");
     check(MPI_Irecv(data, checked_count(bytes, "ghost rows' bytes"), MPI_BYTE, from, tag, comm_, &m->add()),
           "receiving ghost rows from rank " + std::to_string(from));
+    return m;
+  }
+
+  std::unique_ptr<RepeatedMessage> repeated_send(int to, int tag, const void* data, std::size_t bytes) override {
+    auto m = std::make_unique<MpiRepeated>(rank_, "sending edge rows");
+    check(MPI_Send_init(data, checked_count(bytes, "edge rows' bytes"), MPI_BYTE, to, tag, comm_, &m->request()),
+          "setting up the sends of edge rows to rank " + std::to_string(to));
+    return m;
+  }
+
+  std::unique_ptr<RepeatedMessage> repeated_receive(int from, int tag, void* data, std::size_t bytes) override {
+    auto m = std::make_unique<MpiRepeated>(rank_, "receiving ghost rows");
+    check(MPI_Recv_init(data, checked_count(bytes, "ghost rows' bytes"), MPI_BYTE, from, tag, comm_, &m->request()),
+          "setting up the receives of ghost rows from rank " + std::to_string(from));
     return m;
   }
 

@@ -23,8 +23,17 @@ class Message {
   virtual bool done() = 0;
 };
 
+/// A message sent or received again and again with the same buffer (an MPI
+/// persistent request): each start() sends the buffer as it is then, or
+/// receives into it. done() is true before the first start.
+class RepeatedMessage : public Message {
+ public:
+  virtual void start() = 0;
+};
+
 /// The processes of a communicator; every method but rank(), size(),
-/// local_rank(), send(), receive() and wait() is collective: every process
+/// local_rank(), send(), receive(), repeated_send(), repeated_receive() and
+/// abort() is collective: every process
 /// calls it, in the same order. Calls may come from any thread (the library
 /// asks MPI for MPI_THREAD_MULTIPLE).
 class Processes {
@@ -54,6 +63,12 @@ class Processes {
   virtual std::unique_ptr<Message> send(int to, int tag, const void* data, std::size_t bytes) = 0;
   /// Starts receiving `bytes` into `data` from process `from`, with `tag`.
   virtual std::unique_ptr<Message> receive(int from, int tag, void* data, std::size_t bytes) = 0;
+  /// send(to, tag, data, bytes) at each start(), set up once (MPI_Send_init):
+  /// what a transport that sends the same buffer every round uses. By
+  /// default a fresh send() each start.
+  virtual std::unique_ptr<RepeatedMessage> repeated_send(int to, int tag, const void* data, std::size_t bytes);
+  /// receive(from, tag, data, bytes) at each start(), set up once (MPI_Recv_init).
+  virtual std::unique_ptr<RepeatedMessage> repeated_receive(int from, int tag, void* data, std::size_t bytes);
 
   /// Ends every process of the communicator with exit status `code`, after
   /// logging `why` as an error naming this rank: what a failure during a solve does,

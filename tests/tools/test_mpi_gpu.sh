@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `mpirun -np 2 hetstencil solve --devices gpu --rank-devices local`: one GPU a
+# process, ghost rows between them GPU to GPU (NCCL) or through host memory,
+# bitwise the same solution and iterations as one process with both GPUs, and
+# the report names the path the link took.
+#   test_mpi_gpu.sh HETSTENCIL MPIEXEC CASE     (MPIEXEC "none": a build without MPI)
+# CASE: nccl | tolerance | blocked | host. Exits 77 (skipped) without MPI, without
+# 2 GPUs, or (nccl cases) in a build without NCCL.
+set -euo pipefail
+cli=$1
+mpiexec=$2
+case=$3
+if [[ $mpiexec == none ]]; then
+  echo "skipped: this build has no MPI (HETSTENCIL_MPI=OFF)"
+  exit 77
+fi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export XDG_CACHE_HOME=$dir/cache
+gpus=$("$cli" probe --json | grep -c '"kind": "gpu"' || true)
+if ((gpus < 2)); then
+  echo "skipped: needs 2 GPUs, this machine has $gpus"
+  exit 77
+fi
+launch=("$mpiexec" --allow-run-as-root --oversubscribe -np 2)
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+solve=(solve --no-learn --no-calibrate)
+transport=nccl
+path=nccl
+grid=(--nx 300 --ny 257 --iters 200)
+case $case in
+  nccl) ;;
+  tolerance) grid=(--nx 300 --ny 257 --iters 100000 --tol 1e-4 --check-every 7) ;;
+  blocked) grid=(--nx 300 --ny 257 --iters 101 --variant blocked --depth 3) ;;
+  host) transport=host path="host staging" ;;
+  *)
+    echo "unknown case $case" >&2
+    exit 2
+    ;;
+esac
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+iterations() { grep -o '"iterations": *[0-9]*' "$1" | head -n 1 | grep -o '[0-9]*$'; }
+
+"$cli" "${solve[@]}" --devices gpu0,gpu1 "${grid[@]}" --json -o "$dir/one.npy" > "$dir/one.json"
+if ! "${launch[@]}" "$cli" "${solve[@]}" --devices gpu --rank-devices local --gpu-transport "$transport" "${grid[@]}" \
+  --json -o "$dir/two.npy" > "$dir/two.json" 2> "$dir/two.err"; then
+  if grep -q "built without NCCL" "$dir/two.err"; then
+    echo "skipped: this build has no NCCL (HETSTENCIL_NCCL=OFF)"
+    exit 77
+  fi
+  cat "$dir/two.err" >&2
+  fail "two processes with a GPU each failed"
+fi
+cmp "$dir/one.npy" "$dir/two.npy" || fail "two processes' solution differs from one process with both GPUs"
+[[ $(iterations "$dir/one.json") == $(iterations "$dir/two.json") ]] ||
+  fail "iterations $(iterations "$dir/one.json") in one process, $(iterations "$dir/two.json") over two"
+[[ $case != tolerance || $(iterations "$dir/one.json") -lt 100000 ]] || fail "the tolerance did not stop the solve"
+grep -q "ghost rows between processes: r0-r1 $path" "$dir/two.json" || fail "the report does not name $path as the link's path"
+for r in 0 1; do grep -q "\"r$r.gpu$r\"" "$dir/two.json" || fail "rank $r did not take gpu$r"; done
+echo "ok: $case"
