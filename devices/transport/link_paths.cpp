@@ -5,7 +5,17 @@
 
 namespace hetstencil {
 
-std::string to_string(LinkPath path) { return path == LinkPath::Nccl ? "nccl" : "host staging"; }
+std::string to_string(LinkPath path) {
+  switch (path) {
+    case LinkPath::Nccl:
+      return "nccl";
+    case LinkPath::CudaAwareMpi:
+      return "cuda-aware mpi";
+    case LinkPath::HostStaging:
+      break;
+  }
+  return "host staging";
+}
 
 void check_gpu_transport(GpuTransport option) {
   if (option == GpuTransport::Nccl && !nccl_built()) {
@@ -14,9 +24,10 @@ void check_gpu_transport(GpuTransport option) {
   }
 }
 
-LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, bool with_nccl) {
-  if (!upper_gpu || !lower_gpu || option == GpuTransport::Host || !with_nccl) return LinkPath::HostStaging;
-  return LinkPath::Nccl;
+LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, bool with_nccl, bool cuda_aware) {
+  if (!upper_gpu || !lower_gpu || option == GpuTransport::Host) return LinkPath::HostStaging;
+  if (with_nccl) return LinkPath::Nccl;
+  return cuda_aware && option == GpuTransport::Auto ? LinkPath::CudaAwareMpi : LinkPath::HostStaging;
 }
 
 std::string describe_link_paths(const std::vector<LinkPath>& paths) {

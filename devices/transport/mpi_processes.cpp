@@ -1,6 +1,9 @@
 // Processes over MPI: a duplicate of the application's communicator whose
 // errors return (MPI_ERRORS_RETURN) and become exceptions naming this rank.
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // OpenMPI's extensions: MPIX_Query_cuda_support
+#endif
 
 #include <climits>
 #include <cstdlib>
@@ -12,6 +15,15 @@
 
 namespace hetstencil {
 namespace {
+
+// Whether the MPI library this process runs with moves GPU memory itself.
+bool query_cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
 
 std::string mpi_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -118,6 +130,7 @@ class MpiProcesses final : public Processes {
           "finding the processes of this node");
     check(MPI_Comm_rank(node, &local_rank_), "asking for this rank on its node");
     MPI_Comm_free(&node);
+    cuda_aware_ = query_cuda_aware();
   }
   ~MpiProcesses() override {
     int finalised = 0;
@@ -128,6 +141,7 @@ class MpiProcesses final : public Processes {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int local_rank() const override { return local_rank_; }
+  bool cuda_aware() const override { return cuda_aware_; }
 
   std::vector<std::string> all_gather(const std::string& mine) override {
     const int length = checked_count(mine.size(), "a process's description");
@@ -236,11 +250,20 @@ class MpiProcesses final : public Processes {
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
+  bool cuda_aware_ = false;
 };
 
 }  // namespace
 
 bool mpi_built() { return true; }
+
+bool cuda_aware_mpi_built() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return true;
+#else
+  return false;
+#endif
+}
 
 std::unique_ptr<Processes> join_processes(int communicator) { return std::make_unique<MpiProcesses>(communicator); }
 

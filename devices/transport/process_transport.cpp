@@ -70,6 +70,9 @@ class ProcessTransport::End final : public Endpoint {
     for (std::size_t side = 0; side < 2; ++side) {
       links_[side].what_sent = "delivery of edge rows to rank " + std::to_string(remote_[side]);
     }
+    // Element r of paths_ is the link between ranks r and r + 1.
+    if (remote_[0] >= 0) links_[0].direct = owner.paths_[static_cast<std::size_t>(remote_[0])] == LinkPath::CudaAwareMpi;
+    if (remote_[1] >= 0) links_[1].direct = owner.paths_[static_cast<std::size_t>(remote_[1] - 1)] == LinkPath::CudaAwareMpi;
     for (std::size_t e = 0; e < owner.nccl_ends_.size(); ++e) {
       const NcclEnd& end = owner.nccl_ends_[e];
       if (end.device == k) links_[index(end.side)].nccl = static_cast<int>(e);
@@ -80,10 +83,10 @@ class ProcessTransport::End final : public Endpoint {
   ~End() override {
     // The neighbour received the last rows sent (every post is met by its
     // receive); a solve that failed leaves them to the message's cancel.
-    for (Link& link : links_) {
-      if (!link.sending || inner_.abort_flag().load()) continue;
+    for (Side side : {Side::Top, Side::Bottom}) {
+      if (inner_.abort_flag().load()) break;
       try {
-        wait_for(*link.sending, inner_.abort_flag(), link.what_sent, owner_.links_.silence_limit_s);
+        wait_sent(side);
       } catch (const Error&) {
       }
     }
@@ -94,7 +97,7 @@ class ProcessTransport::End final : public Endpoint {
   void send(Side side, std::int64_t t, std::int64_t rows) override {
     if (remote(side) < 0) return inner_.send(side, t, rows);
     links_[index(side)].rows_to_send = rows;
-    if (links_[index(side)].nccl >= 0) return;  // sent by post, GPU to GPU
+    if (links_[index(side)].nccl >= 0 || links_[index(side)].direct) return;  // sent by post, from GPU memory
     HaloRows& mine = halo();
     const RowBlock edge = mine.edge(side, t);
     const RowBlock host = mine.host_edge(side, t);
@@ -118,6 +121,8 @@ class ProcessTransport::End final : public Endpoint {
         if (link.nccl >= 0) {
           transfers[count++] = {static_cast<std::size_t>(link.nccl), halo().edge(side, t), halo().ghost(side, t)};
           rows = link.rows_to_send;
+        } else if (link.direct) {
+          send_direct(side, t);
         } else {
           send_staged(side, t);
         }
@@ -135,6 +140,7 @@ class ProcessTransport::End final : public Endpoint {
     if (remote(side) < 0) return inner_.receive(side, t, rows);
     Link& link = links_[index(side)];
     if (link.nccl >= 0) return Completion();
+    if (link.direct) return receive_direct(side, t, rows);
     if (!link.expecting) expect(side, rows);
     if (rows != link.rows_arriving) {
       HETSTENCIL_THROW(Error, "rows a round from rank " + std::to_string(remote(side)) + " went from " +
@@ -178,6 +184,26 @@ class ProcessTransport::End final : public Endpoint {
     char* data_;
   };
 
+  // Rows a CUDA-aware MPI receives straight into the ghost rows: one message a
+  // unit (the units are a pitch apart), waited for on the host before the
+  // device queues the sweeps that read them.
+  class DirectArrival final : public Completion::Pending {
+   public:
+    DirectArrival(End& end, Side side, std::vector<std::unique_ptr<Message>> units)
+        : end_(end), side_(side), units_(std::move(units)) {}
+    void wait() override {
+      const std::string what = "ghost rows from rank " + std::to_string(end_.remote(side_));
+      for (auto& unit : units_) {
+        wait_for(*unit, end_.inner_.abort_flag(), what, end_.owner_.links_.silence_limit_s);
+      }
+    }
+
+   private:
+    End& end_;
+    Side side_;
+    std::vector<std::unique_ptr<Message>> units_;
+  };
+
   // A failure that NCCL's watch found is what an abort it caused reports.
   template <class Step>
   auto failing_first(const Step& step) -> decltype(step()) {
@@ -189,11 +215,46 @@ class ProcessTransport::End final : public Endpoint {
     }
   }
 
+  // The sends of the round before, delivered.
+  void wait_sent(Side side) {
+    Link& link = links_[index(side)];
+    const double limit = owner_.links_.silence_limit_s;
+    if (link.sending) wait_for(*link.sending, inner_.abort_flag(), link.what_sent, limit);
+    for (auto& unit : link.units_sent) wait_for(*unit, inner_.abort_flag(), link.what_sent, limit);
+    link.units_sent.clear();
+  }
+
+  // Our edge rows of iterate t straight from GPU memory (a CUDA-aware MPI),
+  // one message a unit. The device overwrites them only once the neighbour
+  // has posted the round after, having received these.
+  void send_direct(Side side, std::int64_t t) {
+    wait_sent(side);
+    Link& link = links_[index(side)];
+    const RowBlock edge = halo().edge(side, t);
+    for (std::int64_t i = 0; i < link.rows_to_send; ++i) {
+      link.units_sent.push_back(owner_.links_.processes->send(
+          remote(side), side == Side::Top ? kUp : kDown,
+          static_cast<const char*>(edge.data) + static_cast<std::size_t>(i) * edge.pitch, owner_.job_.unit_bytes()));
+    }
+  }
+
+  Completion receive_direct(Side side, std::int64_t t, std::int64_t rows) {
+    const RowBlock ghost = halo().ghost(side, t);
+    std::vector<std::unique_ptr<Message>> units;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      units.push_back(owner_.links_.processes->receive(remote(side), side == Side::Top ? kDown : kUp,
+                                                       static_cast<char*>(ghost.data) +
+                                                           static_cast<std::size_t>(i) * ghost.pitch,
+                                                       owner_.job_.unit_bytes()));
+    }
+    return Completion(std::make_unique<DirectArrival>(*this, side, std::move(units)));
+  }
+
   // Our edge rows of iterate t, from their host copy into the link's buffer,
   // then sent from it; the send set up once for a buffer of that size.
   void send_staged(Side side, std::int64_t t) {
+    wait_sent(side);
     Link& link = links_[index(side)];
-    if (link.sending) wait_for(*link.sending, inner_.abort_flag(), link.what_sent, owner_.links_.silence_limit_s);
     const std::size_t row_bytes = owner_.job_.unit_bytes();
     const std::size_t bytes = static_cast<std::size_t>(link.rows_to_send) * row_bytes;
     if (!link.sending || link.out.size() != bytes) {
@@ -229,6 +290,8 @@ class ProcessTransport::End final : public Endpoint {
 
   struct Link {
     int nccl = -1;  // its index among the NCCL ends, where NCCL carries it
+    bool direct = false;  // a CUDA-aware MPI carries it from GPU memory
+    std::vector<std::unique_ptr<Message>> units_sent;  // direct: the round's sends, a unit each
     std::vector<char> out;
     std::unique_ptr<RepeatedMessage> sending;  // from out
     std::vector<char> in[2];  // a round's rows arrive in in[slot], the next round's in the other
@@ -276,23 +339,27 @@ ProcessTransport::ProcessTransport(std::vector<HaloRows*> halos, std::vector<Row
   for (std::size_t k = 0; k < halos_.size(); ++k) ends_.push_back(std::make_unique<End>(*this, k));
 }
 
-// NCCL may carry a link only where the build has it and the option allows:
-// then the processes tell each other which of their boundary devices are
-// GPUs; otherwise every link is host staging, as every process knows.
+// GPU memory may cross a link only where the build has NCCL or an MPI that may
+// be CUDA-aware, and the option allows: then the processes tell each other
+// which of their boundary devices are GPUs and whether their MPI is CUDA-aware
+// now; otherwise every link is host staging, as every process knows.
 void ProcessTransport::choose_paths() {
   const int size = links_.processes->size();
   paths_.assign(static_cast<std::size_t>(size - 1), LinkPath::HostStaging);
   nccl_gpus_.assign(static_cast<std::size_t>(size), 0);
-  if (!nccl_built() || links_.gpu_transport == GpuTransport::Host) return;
+  if (links_.gpu_transport == GpuTransport::Host || !(nccl_built() || cuda_aware_mpi_built())) return;
   const auto gpu = [&](std::size_t k) { return halos_[k]->mover().gpu_queue().has_value(); };
   const std::size_t last = halos_.size() - 1;
-  // Per process: its first device a GPU, its last a GPU, and whether they are one.
-  const std::string mine = {gpu(0) ? 'g' : 'c', gpu(last) ? 'g' : 'c', last == 0 ? '1' : '2'};
+  // Per process: its first device a GPU, its last a GPU, whether they are one,
+  // and whether its MPI is CUDA-aware.
+  const std::string mine = {gpu(0) ? 'g' : 'c', gpu(last) ? 'g' : 'c', last == 0 ? '1' : '2',
+                            links_.processes->cuda_aware() ? 'm' : '-'};
   const std::vector<std::string> all = links_.processes->all_gather(mine);
   for (int r = 0; r + 1 < size; ++r) {
-    paths_[static_cast<std::size_t>(r)] =
-        choose_link_path(links_.gpu_transport, all[static_cast<std::size_t>(r)][1] == 'g',
-                         all[static_cast<std::size_t>(r) + 1][0] == 'g', true);
+    const std::string& upper = all[static_cast<std::size_t>(r)];
+    const std::string& lower = all[static_cast<std::size_t>(r) + 1];
+    paths_[static_cast<std::size_t>(r)] = choose_link_path(links_.gpu_transport, upper[1] == 'g', lower[0] == 'g',
+                                                           nccl_built(), upper[3] == 'm' && lower[3] == 'm');
   }
   // Each process's GPUs in the communicator: its first device where the link
   // above is NCCL's, its last where the link below is (one GPU for both when

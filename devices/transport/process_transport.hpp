@@ -1,9 +1,10 @@
 // The transport of one process's part of a solve over several: its devices
 // talk through the shared-memory transport, and its first and last devices
 // exchange edge rows with the neighbouring processes: GPU to GPU through NCCL
-// where both ends are GPUs (link_paths.hpp), else by messages staged in host
-// memory (a GPU's rows go through its mover's host copies), sent and received
-// with persistent requests, since every round moves the same buffers.
+// or a CUDA-aware MPI where both ends are GPUs (link_paths.hpp), else by
+// messages staged in host memory (a GPU's rows go through its mover's host
+// copies), sent and received with persistent requests, since every round
+// moves the same buffers.
 // Residual checks gather every process's row sums, so that all reduce the
 // same rows in the same order.
 #pragma once

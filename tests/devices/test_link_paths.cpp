@@ -10,22 +10,32 @@ namespace hetstencil {
 namespace {
 
 TEST(LinkPaths, TwoGpusTakeNcclUnlessTheOptionOrTheBuildSaysHost) {
-  EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, true), LinkPath::Nccl);
-  EXPECT_EQ(choose_link_path(GpuTransport::Nccl, true, true, true), LinkPath::Nccl);
-  EXPECT_EQ(choose_link_path(GpuTransport::Host, true, true, true), LinkPath::HostStaging);
-  EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, false), LinkPath::HostStaging);
+  for (bool cuda_aware : {false, true}) {
+    EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, true, cuda_aware), LinkPath::Nccl);
+    EXPECT_EQ(choose_link_path(GpuTransport::Nccl, true, true, true, cuda_aware), LinkPath::Nccl);
+    EXPECT_EQ(choose_link_path(GpuTransport::Host, true, true, true, cuda_aware), LinkPath::HostStaging);
+  }
+  EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, false, false), LinkPath::HostStaging);
+}
+
+TEST(LinkPaths, WithoutNcclACudaAwareMpiCarriesGpuMemoryUnlessHostIsAsked) {
+  EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, false, true), LinkPath::CudaAwareMpi);
+  EXPECT_EQ(choose_link_path(GpuTransport::Host, true, true, false, true), LinkPath::HostStaging);
 }
 
 TEST(LinkPaths, AGpuBesideACpuDeviceOfAnotherProcessKeepsHostStaging) {
   for (GpuTransport option : {GpuTransport::Auto, GpuTransport::Nccl, GpuTransport::Host}) {
-    EXPECT_EQ(choose_link_path(option, true, false, true), LinkPath::HostStaging);
-    EXPECT_EQ(choose_link_path(option, false, true, true), LinkPath::HostStaging);
-    EXPECT_EQ(choose_link_path(option, false, false, true), LinkPath::HostStaging);
+    for (bool cuda_aware : {false, true}) {
+      EXPECT_EQ(choose_link_path(option, true, false, true, cuda_aware), LinkPath::HostStaging);
+      EXPECT_EQ(choose_link_path(option, false, true, true, cuda_aware), LinkPath::HostStaging);
+      EXPECT_EQ(choose_link_path(option, false, false, true, cuda_aware), LinkPath::HostStaging);
+    }
   }
 }
 
 TEST(LinkPaths, ReportsNameEachLinkByTheRanksItJoins) {
-  EXPECT_EQ(describe_link_paths({LinkPath::Nccl, LinkPath::HostStaging}), "r0-r1 nccl, r1-r2 host staging");
+  EXPECT_EQ(describe_link_paths({LinkPath::Nccl, LinkPath::HostStaging, LinkPath::CudaAwareMpi}),
+            "r0-r1 nccl, r1-r2 host staging, r2-r3 cuda-aware mpi");
   EXPECT_EQ(describe_link_paths({}), "");
 }
 
