@@ -30,31 +30,38 @@ constexpr auto kWatchEvery = std::chrono::milliseconds(20);
 
 class Nccl final : public NcclLinks {
  public:
-  Nccl(Processes& processes, std::vector<NcclEnd> ends, int first_rank, int ranks, std::atomic<bool>& abort,
+  Nccl(Processes& processes, const std::vector<bool>& nccl_links, std::vector<NcclEnd> ends, std::atomic<bool>& abort,
        double limit_s)
       : rank_(processes.rank()), abort_(abort), limit_s_(limit_s) {
-    for (const NcclEnd& end : ends) {
-      if (members_.empty() || ends_.back().end.device != end.device) members_.push_back(Member{end.queue.gpu});
-      EndState& e = ends_.emplace_back();
-      e.end = end;
-      e.member = members_.size() - 1;
+    // Rank 0's ids, one a link NCCL carries, reach every process, those without
+    // a GPU at such a link too.
+    std::string ids;
+    for (bool nccl : nccl_links) {
+      ncclUniqueId id{};
+      if (nccl && rank_ == 0) check(ncclGetUniqueId(&id), "making an NCCL communicator's id");
+      if (nccl) ids.append(id.internal, sizeof id.internal);
     }
-    // Rank 0's id reaches every process, those without GPUs at a boundary too.
-    ncclUniqueId id{};
-    if (rank_ == 0) check(ncclGetUniqueId(&id), "making the NCCL communicator's id");
-    const std::string sent = processes.broadcast(std::string(id.internal, sizeof id.internal));
-    std::memcpy(id.internal, sent.data(), sizeof id.internal);
-    if (members_.empty()) return;
-    // Several GPUs of one process join from this one thread: in one group.
-    check(ncclGroupStart(), "joining the NCCL communicator");
-    for (std::size_t m = 0; m < members_.size(); ++m) {
-      Member& member = members_[m];
-      cuda(cudaSetDevice(member.gpu), member.gpu, "selecting the GPU");
-      check(ncclCommInitRank(&member.comm, ranks, id, first_rank + static_cast<int>(m)),
-            "joining the NCCL communicator as rank " + std::to_string(first_rank + static_cast<int>(m)) + " of " +
-                std::to_string(ranks));
+    ids = processes.broadcast(ids);
+    const auto id_of = [&](int link) {
+      std::size_t before = 0;  // the NCCL links above `link`
+      for (int r = 0; r < link; ++r) before += nccl_links[static_cast<std::size_t>(r)] ? 1 : 0;
+      ncclUniqueId id{};
+      std::memcpy(id.internal, ids.data() + before * sizeof id.internal, sizeof id.internal);
+      return id;
+    };
+    for (const NcclEnd& end : ends) ends_.emplace_back().end = end;
+    if (ends_.empty()) return;
+    // This process's ends join their links' communicators from this one
+    // thread: in one group, so that none waits for another's.
+    check(ncclGroupStart(), "joining the NCCL communicators of its links");
+    for (EndState& e : ends_) {
+      cuda(cudaSetDevice(gpu(e)), gpu(e), "selecting the GPU");
+      // The upper process's GPU is rank 0 of the link, the lower's rank 1.
+      check(ncclCommInitRank(&e.comm, 2, id_of(e.end.link), e.end.side == Side::Bottom ? 0 : 1),
+            "CUDA device " + std::to_string(gpu(e)) + ": joining the NCCL communicator of its link with rank " +
+                std::to_string(e.end.peer_process));
     }
-    check(ncclGroupEnd(), "joining the NCCL communicator");
+    check(ncclGroupEnd(), "joining the NCCL communicators of its links");
     for (EndState& e : ends_) {
       cuda(cudaSetDevice(gpu(e)), gpu(e), "selecting the GPU");
       cuda(cudaEventCreateWithFlags(&e.done, cudaEventDisableTiming), gpu(e), "creating an event");
@@ -76,15 +83,14 @@ class Nccl final : public NcclLinks {
     // A solve that failed may leave kernels waiting for a neighbour: aborted,
     // not destroyed (ncclCommDestroy would wait for them).
     if (abort_.load()) abort_comms();
-    for (Member& member : members_) {
-      if (!member.comm) continue;
-      cudaSetDevice(member.gpu);
-      if (const ncclResult_t rc = ncclCommDestroy(member.comm); rc != ncclSuccess) {
-        log::warn("rank {}, CUDA device {}: closing the NCCL communicator: {}", rank_, member.gpu,
-                  ncclGetErrorString(rc));
-      }
-    }
     for (EndState& e : ends_) {
+      cudaSetDevice(gpu(e));
+      if (e.comm) {
+        if (const ncclResult_t rc = ncclCommDestroy(e.comm); rc != ncclSuccess) {
+          log::warn("rank {}, CUDA device {}: closing the NCCL communicator of its link with rank {}: {}", rank_,
+                    gpu(e), e.end.peer_process, ncclGetErrorString(rc));
+        }
+      }
       if (e.done) cudaEventDestroy(e.done);
     }
   }
@@ -94,22 +100,22 @@ class Nccl final : public NcclLinks {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (!failure_.empty()) HETSTENCIL_THROW(Error, failure_);
     if (aborted_) HETSTENCIL_THROW(Aborted, "stopped: another device of this solve failed");
-    EndState& first = ends_[transfers[0].end];
-    const ncclComm_t comm = members_[first.member].comm;
+    const EndState& first = ends_[transfers[0].end];
     const auto stream = static_cast<cudaStream_t>(first.end.queue.stream);
     std::string doing = "CUDA device " + std::to_string(gpu(first)) + ": exchanging ghost rows with rank";
     for (std::size_t i = 0; i < count; ++i) doing += " " + std::to_string(ends_[transfers[i].end].end.peer_process);
-    check(ncclGroupStart(), doing, comm);
+    check(ncclGroupStart(), doing);
     for (std::size_t i = 0; i < count; ++i) {
-      const int peer = ends_[transfers[i].end].end.peer;
+      const EndState& e = ends_[transfers[i].end];
+      const int peer = e.end.side == Side::Bottom ? 1 : 0;
       queue_rows(transfers[i].edge, rows, unit_bytes, [&](void* data, std::size_t bytes) {
-        check(ncclSend(data, bytes, ncclChar, peer, comm, stream), doing, comm);
+        check(ncclSend(data, bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
       });
       queue_rows(transfers[i].ghost, rows, unit_bytes, [&](void* data, std::size_t bytes) {
-        check(ncclRecv(data, bytes, ncclChar, peer, comm, stream), doing, comm);
+        check(ncclRecv(data, bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
       });
     }
-    check(ncclGroupEnd(), doing, comm);
+    check(ncclGroupEnd(), doing);
     for (std::size_t i = 0; i < count; ++i) {
       EndState& e = ends_[transfers[i].end];
       cuda(cudaEventRecord(e.done, stream), gpu(e), doing);
@@ -129,19 +135,15 @@ class Nccl final : public NcclLinks {
   }
 
  private:
-  struct Member {
-    int gpu = -1;
-    ncclComm_t comm = nullptr;
-  };
   struct EndState {
     NcclEnd end;
-    std::size_t member = 0;
+    ncclComm_t comm = nullptr;   // its link's
     cudaEvent_t done = nullptr;  // recorded after its last exchange
     bool pending = false;        // that exchange may not have finished
     Clock::time_point issued;
   };
 
-  int gpu(const EndState& e) const { return members_[e.member].gpu; }
+  static int gpu(const EndState& e) { return e.end.queue.gpu; }
 
   // One message a unit (row or plane): a send must match its receive, and
   // the units are a pitch apart on one side, maybe contiguous on the other.
@@ -164,10 +166,10 @@ class Nccl final : public NcclLinks {
     check(ncclGroupStart(), doing);
     for (std::size_t i = 0; i < ends_.size(); ++i) {
       const EndState& e = ends_[i];
-      const ncclComm_t comm = members_[e.member].comm;
+      const int peer = e.end.side == Side::Bottom ? 1 : 0;
       const auto stream = static_cast<cudaStream_t>(e.end.queue.stream);
-      check(ncclSend(bytes[i], 1, ncclChar, e.end.peer, comm, stream), doing, comm);
-      check(ncclRecv(static_cast<char*>(bytes[i]) + 1, 1, ncclChar, e.end.peer, comm, stream), doing, comm);
+      check(ncclSend(bytes[i], 1, ncclChar, peer, e.comm, stream), doing, e.comm);
+      check(ncclRecv(static_cast<char*>(bytes[i]) + 1, 1, ncclChar, peer, e.comm, stream), doing, e.comm);
     }
     check(ncclGroupEnd(), doing);
     for (EndState& e : ends_) {
@@ -192,13 +194,12 @@ class Nccl final : public NcclLinks {
   // communicator's asynchronous error, or its last exchange unfinished beyond
   // the limit. Clears e.pending once that exchange has finished.
   std::string look(EndState& e) {
-    const ncclComm_t comm = members_[e.member].comm;
     ncclResult_t state = ncclSuccess;
-    const ncclResult_t rc = ncclCommGetAsyncError(comm, &state);
+    const ncclResult_t rc = ncclCommGetAsyncError(e.comm, &state);
     if (rc != ncclSuccess) state = rc;
     const std::string with = "rank " + std::to_string(rank_) + ", CUDA device " + std::to_string(gpu(e)) +
                              ": ghost rows with rank " + std::to_string(e.end.peer_process) + " over NCCL: ";
-    if (state != ncclSuccess && state != ncclInProgress) return with + nccl_text(state, comm);
+    if (state != ncclSuccess && state != ncclInProgress) return with + nccl_text(state, e.comm);
     if (!e.pending) return {};
     cudaSetDevice(gpu(e));
     const cudaError_t query = cudaEventQuery(e.done);
@@ -239,11 +240,11 @@ class Nccl final : public NcclLinks {
   void abort_comms() {
     if (aborted_) return;
     aborted_ = true;
-    for (Member& member : members_) {
-      if (!member.comm) continue;
-      cudaSetDevice(member.gpu);
-      ncclCommAbort(member.comm);  // what it returns changes nothing: the solve is ending
-      member.comm = nullptr;
+    for (EndState& e : ends_) {
+      if (!e.comm) continue;
+      cudaSetDevice(gpu(e));
+      ncclCommAbort(e.comm);  // what it returns changes nothing: the solve is ending
+      e.comm = nullptr;
     }
   }
 
@@ -268,7 +269,6 @@ class Nccl final : public NcclLinks {
   int rank_;
   std::atomic<bool>& abort_;
   double limit_s_;
-  std::vector<Member> members_;
   std::vector<EndState> ends_;
   std::mutex mutex_;  // the communicators: NCCL's calls, the watch's looks and ncclCommAbort
   std::condition_variable woken_;
@@ -280,9 +280,10 @@ class Nccl final : public NcclLinks {
 
 }  // namespace
 
-std::unique_ptr<NcclLinks> connect_nccl(Processes& processes, std::vector<NcclEnd> ends, int first_rank, int ranks,
-                                        std::atomic<bool>& abort, double silence_limit_s) {
-  return std::make_unique<Nccl>(processes, std::move(ends), first_rank, ranks, abort, silence_limit_s);
+std::unique_ptr<NcclLinks> connect_nccl(Processes& processes, const std::vector<bool>& nccl_links,
+                                        std::vector<NcclEnd> ends, std::atomic<bool>& abort,
+                                        double silence_limit_s) {
+  return std::make_unique<Nccl>(processes, nccl_links, std::move(ends), abort, silence_limit_s);
 }
 
 }  // namespace hetstencil

@@ -1,9 +1,10 @@
 // The links NCCL carries: ghost rows GPU to GPU between neighbouring
 // processes, queued on the devices' transfer streams, so that no host thread
 // waits for them (the next sweep of the edge rows orders itself after them).
-// One communicator joins every GPU at a process boundary whose neighbour
-// across it is a GPU too. No NCCL header here: a build without NCCL compiles
-// the same code (no_nccl.cpp).
+// Each such link has a communicator of its own, of its two GPUs (the upper
+// process's rank 0, the lower's rank 1): a GPU may then be at the boundary of
+// several processes' links, as where processes share a node's GPUs. No NCCL
+// header here: a build without NCCL compiles the same code (no_nccl.cpp).
 #pragma once
 
 #include <atomic>
@@ -18,13 +19,14 @@
 namespace hetstencil {
 
 /// One end of a link NCCL carries: this process's device `device` (a GPU, in
-/// row order), on `side`, facing process `peer_process`'s GPU of NCCL rank `peer`.
+/// row order), on `side`, facing process `peer_process`'s GPU across link
+/// `link` (the link between ranks `link` and `link` + 1).
 struct NcclEnd {
   std::size_t device = 0;
   Side side = Side::Top;
   GpuQueue queue;
   int peer_process = -1;
-  int peer = -1;
+  int link = -1;
 };
 
 /// Our edge rows to the neighbour at end `end`, and its rows into our ghost rows.
@@ -51,15 +53,17 @@ class NcclLinks {
   virtual void abort() = 0;
 };
 
-/// Joins the communicator (ncclGetUniqueId on rank 0, broadcast, one
-/// ncclCommInitRank a GPU of this process, grouped), connects every end to
-/// its neighbour, and starts the watch: every few milliseconds it asks NCCL
-/// for asynchronous errors and whether each end's last exchange has finished,
-/// and on a failure, or a silence beyond `silence_limit_s`, it sets `abort`
-/// and aborts the communicator. `ends`: this process's, in row order (none
-/// where it has none); its GPUs take NCCL ranks from `first_rank` on, in that
-/// order, out of `ranks`. Collective over `processes`.
-std::unique_ptr<NcclLinks> connect_nccl(Processes& processes, std::vector<NcclEnd> ends, int first_rank, int ranks,
-                                        std::atomic<bool>& abort, double silence_limit_s);
+/// Makes the communicators of the links `nccl_links` names (element r: whether
+/// NCCL carries the link between ranks r and r + 1): rank 0 makes their ids
+/// (ncclGetUniqueId) and broadcasts them, and each of this process's `ends`
+/// joins its link's (ncclCommInitRank, grouped), then is connected to its
+/// neighbour. Starts the watch: every few milliseconds it asks NCCL for
+/// asynchronous errors and whether each end's last exchange has finished; on
+/// a failure, or a silence beyond `silence_limit_s`, it sets `abort` and
+/// aborts the communicators. `ends`: this process's, in row order (none
+/// where it has none). Collective over `processes`.
+std::unique_ptr<NcclLinks> connect_nccl(Processes& processes, const std::vector<bool>& nccl_links,
+                                        std::vector<NcclEnd> ends, std::atomic<bool>& abort,
+                                        double silence_limit_s);
 
 }  // namespace hetstencil

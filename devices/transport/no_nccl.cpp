@@ -7,7 +7,8 @@ namespace hetstencil {
 
 bool nccl_built() { return false; }
 
-std::unique_ptr<NcclLinks> connect_nccl(Processes&, std::vector<NcclEnd>, int, int, std::atomic<bool>&, double) {
+std::unique_ptr<NcclLinks> connect_nccl(Processes&, const std::vector<bool>&, std::vector<NcclEnd>, std::atomic<bool>&,
+                                        double) {
   HETSTENCIL_THROW(NotCompiled, "this hetstencil was built without NCCL (HETSTENCIL_NCCL=OFF)");
 }
 

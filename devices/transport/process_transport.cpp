@@ -1,9 +1,13 @@
 #include "devices/transport/process_transport.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -326,59 +330,85 @@ ProcessTransport::ProcessTransport(std::vector<HaloRows*> halos, std::vector<Row
              }) {
   choose_paths();
   if (std::find(paths_.begin(), paths_.end(), LinkPath::Nccl) != paths_.end()) {
-    // Every process joins the communicator's making, those without a GPU at a boundary too.
-    int first = 0;
-    int ranks = 0;
-    for (int r = 0; r < links_.processes->size(); ++r) {
-      if (r == links_.processes->rank()) first = ranks;
-      ranks += nccl_gpus_[static_cast<std::size_t>(r)];
-    }
-    nccl_ = connect_nccl(*links_.processes, nccl_ends_, first, ranks, local_.endpoint(0).abort_flag(),
+    // Every process takes part in making the communicators, those without an NCCL link too.
+    std::vector<bool> nccl_links;
+    for (LinkPath path : paths_) nccl_links.push_back(path == LinkPath::Nccl);
+    nccl_ = connect_nccl(*links_.processes, nccl_links, nccl_ends_, local_.endpoint(0).abort_flag(),
                          links_.silence_limit_s);
   }
   for (std::size_t k = 0; k < halos_.size(); ++k) ends_.push_back(std::make_unique<End>(*this, k));
 }
 
+namespace {
+
+// What a process tells the others about its boundary devices: whether its
+// first and last are GPUs, which (its node and CUDA device), and whether its
+// MPI is CUDA-aware.
+struct BoundaryGpus {
+  bool top_gpu = false;
+  bool bottom_gpu = false;
+  bool cuda_aware = false;
+  std::string node;
+  int top_index = -1;
+  int bottom_index = -1;
+};
+
+std::string node_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "?";
+  return name;
+}
+
+std::string describe(const BoundaryGpus& b) {
+  return std::to_string(b.top_gpu) + " " + std::to_string(b.bottom_gpu) + " " + std::to_string(b.cuda_aware) + " " +
+         std::to_string(b.top_index) + " " + std::to_string(b.bottom_index) + " " + b.node;
+}
+
+BoundaryGpus parse(const std::string& text) {
+  BoundaryGpus b;
+  std::istringstream in(text);
+  in >> b.top_gpu >> b.bottom_gpu >> b.cuda_aware >> b.top_index >> b.bottom_index;
+  std::getline(in >> std::ws, b.node);
+  return b;
+}
+
+}  // namespace
+
 // GPU memory may cross a link only where the build has NCCL or an MPI that may
 // be CUDA-aware, and the option allows: then the processes tell each other
 // which of their boundary devices are GPUs and whether their MPI is CUDA-aware
-// now; otherwise every link is host staging, as every process knows.
+// now; otherwise every link is host staging, as every process knows. Two
+// processes sharing one GPU at their boundary stage through host memory.
 void ProcessTransport::choose_paths() {
   const int size = links_.processes->size();
   paths_.assign(static_cast<std::size_t>(size - 1), LinkPath::HostStaging);
-  nccl_gpus_.assign(static_cast<std::size_t>(size), 0);
   if (links_.gpu_transport == GpuTransport::Host || !(nccl_built() || cuda_aware_mpi_built())) return;
-  const auto gpu = [&](std::size_t k) { return halos_[k]->mover().gpu_queue().has_value(); };
   const std::size_t last = halos_.size() - 1;
-  // Per process: its first device a GPU, its last a GPU, whether they are one,
-  // and whether its MPI is CUDA-aware.
-  const std::string mine = {gpu(0) ? 'g' : 'c', gpu(last) ? 'g' : 'c', last == 0 ? '1' : '2',
-                            links_.processes->cuda_aware() ? 'm' : '-'};
-  const std::vector<std::string> all = links_.processes->all_gather(mine);
+  const std::optional<GpuQueue> top = halos_[0]->mover().gpu_queue();
+  const std::optional<GpuQueue> bottom = halos_[last]->mover().gpu_queue();
+  BoundaryGpus mine;
+  mine.top_gpu = top.has_value();
+  mine.bottom_gpu = bottom.has_value();
+  mine.cuda_aware = links_.processes->cuda_aware();
+  mine.node = node_name();
+  mine.top_index = top ? top->gpu : -1;
+  mine.bottom_index = bottom ? bottom->gpu : -1;
+  std::vector<BoundaryGpus> all;
+  for (const std::string& text : links_.processes->all_gather(describe(mine))) all.push_back(parse(text));
   for (int r = 0; r + 1 < size; ++r) {
-    const std::string& upper = all[static_cast<std::size_t>(r)];
-    const std::string& lower = all[static_cast<std::size_t>(r) + 1];
-    paths_[static_cast<std::size_t>(r)] = choose_link_path(links_.gpu_transport, upper[1] == 'g', lower[0] == 'g',
-                                                           nccl_built(), upper[3] == 'm' && lower[3] == 'm');
+    const BoundaryGpus& upper = all[static_cast<std::size_t>(r)];
+    const BoundaryGpus& lower = all[static_cast<std::size_t>(r) + 1];
+    const bool one_gpu = upper.node == lower.node && upper.bottom_index == lower.top_index;
+    paths_[static_cast<std::size_t>(r)] =
+        choose_link_path(links_.gpu_transport, upper.bottom_gpu, lower.top_gpu && !one_gpu, nccl_built(),
+                         upper.cuda_aware && lower.cuda_aware);
   }
-  // Each process's GPUs in the communicator: its first device where the link
-  // above is NCCL's, its last where the link below is (one GPU for both when
-  // it has one device).
-  const auto nccl_above = [&](int r) { return r > 0 && paths_[static_cast<std::size_t>(r - 1)] == LinkPath::Nccl; };
-  const auto nccl_below = [&](int r) { return r + 1 < size && paths_[static_cast<std::size_t>(r)] == LinkPath::Nccl; };
-  for (int r = 0; r < size; ++r) {
-    const bool both = nccl_above(r) && nccl_below(r);
-    nccl_gpus_[static_cast<std::size_t>(r)] =
-        (nccl_above(r) ? 1 : 0) + (nccl_below(r) ? 1 : 0) - (both && all[static_cast<std::size_t>(r)][2] == '1' ? 1 : 0);
-  }
-  // The NCCL ranks of the neighbours' GPUs facing us: above, its last; below, its first.
   const int me = links_.processes->rank();
-  int first_of_me = 0;
-  for (int r = 0; r < me; ++r) first_of_me += nccl_gpus_[static_cast<std::size_t>(r)];
-  if (nccl_above(me)) nccl_ends_.push_back(NcclEnd{0, Side::Top, *halos_[0]->mover().gpu_queue(), me - 1, first_of_me - 1});
-  if (nccl_below(me)) {
-    nccl_ends_.push_back(NcclEnd{last, Side::Bottom, *halos_[last]->mover().gpu_queue(), me + 1,
-                                 first_of_me + nccl_gpus_[static_cast<std::size_t>(me)]});
+  if (me > 0 && paths_[static_cast<std::size_t>(me - 1)] == LinkPath::Nccl) {
+    nccl_ends_.push_back(NcclEnd{0, Side::Top, *top, me - 1, me - 1});
+  }
+  if (me + 1 < size && paths_[static_cast<std::size_t>(me)] == LinkPath::Nccl) {
+    nccl_ends_.push_back(NcclEnd{last, Side::Bottom, *bottom, me + 1, me});
   }
 }
 

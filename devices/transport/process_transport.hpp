@@ -47,7 +47,6 @@ class ProcessTransport final : public Transport {
   ProcessLinks links_;
   SharedMemoryTransport local_;
   std::vector<LinkPath> paths_;
-  std::vector<int> nccl_gpus_;  // by rank: its GPUs in the NCCL communicator
   std::vector<NcclEnd> nccl_ends_;
   std::unique_ptr<NcclLinks> nccl_;  // where a link of this process is NCCL's
   std::vector<std::unique_ptr<End>> ends_;
