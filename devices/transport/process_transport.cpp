@@ -7,7 +7,6 @@
 #include <cstring>
 #include <functional>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 
@@ -110,9 +109,10 @@ class ProcessTransport::End final : public Endpoint {
 
   // The rows go out once the device says they are complete: through NCCL,
   // queued on the device's stream with the neighbour's rows into our ghost
-  // rows (a GPU's queued work waits for them); else (a GPU's host copy is
-  // queued until then) from a buffer of our own, since the device may
-  // overwrite its edge rows before the message is delivered.
+  // rows (a GPU's queued work waits for them); by a CUDA-aware MPI straight
+  // from GPU memory; else (a GPU's host copy is queued until then) from a
+  // buffer of our own, since the device may overwrite its edge rows before
+  // the message is delivered.
   void post(std::int64_t t) override {
     failing_first([&] {
       inner_.post(t);
@@ -170,9 +170,11 @@ class ProcessTransport::End final : public Endpoint {
     Arrival(End& end, Side side, std::int64_t t, std::int64_t rows, Message& message, char* data)
         : end_(end), side_(side), t_(t), rows_(rows), message_(message), data_(data) {}
     void wait() override {
-      const int from = end_.remote(side_);
-      wait_for(message_, end_.inner_.abort_flag(), "ghost rows from rank " + std::to_string(from),
-               end_.owner_.links_.silence_limit_s);
+      end_.failing_first([&] {
+        const int from = end_.remote(side_);
+        wait_for(message_, end_.inner_.abort_flag(), "ghost rows from rank " + std::to_string(from),
+                 end_.owner_.links_.silence_limit_s);
+      });
       const std::size_t row_bytes = end_.owner_.job_.unit_bytes();
       HaloRows& mine = end_.halo();
       mine.mover().from_host(mine.ghost(side_, t_), RowBlock{data_, row_bytes}, rows_, row_bytes);
@@ -197,9 +199,9 @@ class ProcessTransport::End final : public Endpoint {
         : end_(end), side_(side), units_(std::move(units)) {}
     void wait() override {
       const std::string what = "ghost rows from rank " + std::to_string(end_.remote(side_));
-      for (auto& unit : units_) {
-        wait_for(*unit, end_.inner_.abort_flag(), what, end_.owner_.links_.silence_limit_s);
-      }
+      end_.failing_first([&] {
+        for (auto& unit : units_) wait_for(*unit, end_.inner_.abort_flag(), what, end_.owner_.links_.silence_limit_s);
+      });
     }
 
    private:
@@ -208,7 +210,8 @@ class ProcessTransport::End final : public Endpoint {
     std::vector<std::unique_ptr<Message>> units_;
   };
 
-  // A failure that NCCL's watch found is what an abort it caused reports.
+  // A failure that NCCL's watch found is what an abort it caused reports
+  // (the watch sets the abort flag that every wait watches).
   template <class Step>
   auto failing_first(const Step& step) -> decltype(step()) {
     try {
@@ -341,35 +344,10 @@ ProcessTransport::ProcessTransport(std::vector<HaloRows*> halos, std::vector<Row
 
 namespace {
 
-// What a process tells the others about its boundary devices: whether its
-// first and last are GPUs, which (its node and CUDA device), and whether its
-// MPI is CUDA-aware.
-struct BoundaryGpus {
-  bool top_gpu = false;
-  bool bottom_gpu = false;
-  bool cuda_aware = false;
-  std::string node;
-  int top_index = -1;
-  int bottom_index = -1;
-};
-
 std::string node_name() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "?";
   return name;
-}
-
-std::string describe(const BoundaryGpus& b) {
-  return std::to_string(b.top_gpu) + " " + std::to_string(b.bottom_gpu) + " " + std::to_string(b.cuda_aware) + " " +
-         std::to_string(b.top_index) + " " + std::to_string(b.bottom_index) + " " + b.node;
-}
-
-BoundaryGpus parse(const std::string& text) {
-  BoundaryGpus b;
-  std::istringstream in(text);
-  in >> b.top_gpu >> b.bottom_gpu >> b.cuda_aware >> b.top_index >> b.bottom_index;
-  std::getline(in >> std::ws, b.node);
-  return b;
 }
 
 }  // namespace
@@ -377,8 +355,7 @@ BoundaryGpus parse(const std::string& text) {
 // GPU memory may cross a link only where the build has NCCL or an MPI that may
 // be CUDA-aware, and the option allows: then the processes tell each other
 // which of their boundary devices are GPUs and whether their MPI is CUDA-aware
-// now; otherwise every link is host staging, as every process knows. Two
-// processes sharing one GPU at their boundary stage through host memory.
+// now; otherwise every link is host staging, as every process knows.
 void ProcessTransport::choose_paths() {
   const int size = links_.processes->size();
   paths_.assign(static_cast<std::size_t>(size - 1), LinkPath::HostStaging);
@@ -386,23 +363,16 @@ void ProcessTransport::choose_paths() {
   const std::size_t last = halos_.size() - 1;
   const std::optional<GpuQueue> top = halos_[0]->mover().gpu_queue();
   const std::optional<GpuQueue> bottom = halos_[last]->mover().gpu_queue();
-  BoundaryGpus mine;
+  ProcessBoundary mine;
   mine.top_gpu = top.has_value();
   mine.bottom_gpu = bottom.has_value();
   mine.cuda_aware = links_.processes->cuda_aware();
-  mine.node = node_name();
   mine.top_index = top ? top->gpu : -1;
   mine.bottom_index = bottom ? bottom->gpu : -1;
-  std::vector<BoundaryGpus> all;
-  for (const std::string& text : links_.processes->all_gather(describe(mine))) all.push_back(parse(text));
-  for (int r = 0; r + 1 < size; ++r) {
-    const BoundaryGpus& upper = all[static_cast<std::size_t>(r)];
-    const BoundaryGpus& lower = all[static_cast<std::size_t>(r) + 1];
-    const bool one_gpu = upper.node == lower.node && upper.bottom_index == lower.top_index;
-    paths_[static_cast<std::size_t>(r)] =
-        choose_link_path(links_.gpu_transport, upper.bottom_gpu, lower.top_gpu && !one_gpu, nccl_built(),
-                         upper.cuda_aware && lower.cuda_aware);
-  }
+  mine.node = node_name();
+  std::vector<ProcessBoundary> all;
+  for (const std::string& text : links_.processes->all_gather(to_text(mine))) all.push_back(boundary_from_text(text));
+  paths_ = choose_link_paths(links_.gpu_transport, all, nccl_built());
   const int me = links_.processes->rank();
   if (me > 0 && paths_[static_cast<std::size_t>(me - 1)] == LinkPath::Nccl) {
     nccl_ends_.push_back(NcclEnd{0, Side::Top, *top, me - 1, me - 1});
