@@ -168,7 +168,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   if (spread) {
     const int rank = spread->processes->rank();
     links = ProcessLinks{spread->processes, rank - 1, rank + 1 < spread->processes->size() ? rank + 1 : -1,
-                         rows_of_ranks(plan, *spread)};
+                         rows_of_ranks(plan, *spread), kSilenceLimitS, spread->gpu_transport};
   }
   const std::size_t n = devices.size();
   const auto host_thread = [&](std::size_t k) { return devices[k]->info().name + "'s host thread"; };
@@ -213,6 +213,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   report.converged = outcome.converged;
   report.residual = outcome.final_residual;
   report.initial_residual = outcome.initial_residual;
+  if (!outcome.links.empty()) report.split = "ghost rows between processes: " + outcome.links;
   report.gcells_per_s = report.solve_s > 0.0 ? static_cast<double>(problem.cells()) *
                                                    static_cast<double>(report.iterations) / report.solve_s / 1e9
                                              : 0.0;

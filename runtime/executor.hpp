@@ -33,6 +33,7 @@ struct Spread {
   Processes* processes = nullptr;
   std::vector<int> owner;          ///< by device index: the rank holding it
   std::vector<std::string> names;  ///< by device index: its name in reports
+  GpuTransport gpu_transport = GpuTransport::Auto;  ///< how GPUs at process boundaries reach each other
 };
 
 /// The kernel parameters a device of a solve sweeps with (StencilJob::tuning);

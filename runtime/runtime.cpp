@@ -8,6 +8,7 @@
 
 #include "core/log.hpp"
 #include "devices/backend.hpp"
+#include "devices/transport/transport.hpp"
 #include "hetstencil/error.hpp"
 #include "model/predict.hpp"
 #include "partition/policy.hpp"
@@ -26,6 +27,7 @@ struct Runtime::Impl {
   // A solve over several processes: who they are, which holds each device,
   // this one's devices, and every process's profile as the last plan() had it.
   std::unique_ptr<Processes> processes;
+  GpuTransport gpu_transport = GpuTransport::Auto;
   std::vector<int> owner;
   std::vector<DeviceInfo> mine;
   std::optional<Profile> spread_profile;
@@ -161,6 +163,8 @@ Plan stencil_model_plan(const std::optional<Profile>& named, const std::vector<D
 }  // namespace
 
 Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
+  check_gpu_transport(options.gpu_transport);
+  impl_->gpu_transport = options.gpu_transport;
   if (options.communicator) impl_->processes = join_processes(*options.communicator);
   const auto make = [&] {
     impl_->topology = load_topology(options.topology);
@@ -280,7 +284,10 @@ namespace {
 // The report of a solve of `plan`: where its split came from, and the plan's
 // prediction as the run went.
 Result finished(Result result, const Problem& problem, const Plan& plan) {
+  // The executor's word on the links between processes, if any, follows.
+  const std::string links = result.report.split;
   result.report.split = plan.origin.empty() ? "as given" : plan.origin;
+  if (!links.empty()) result.report.split += "; " + links;
   result.report.poisson5 = is_poisson5(problem.stencil);
   result.report.left_out = plan.left_out;
   if (plan.prediction) {
@@ -327,7 +334,7 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
                     problem, plan);
   }
   // Every process's devices by index, ours in place and null for the others'.
-  Spread spread{impl_->processes.get(), impl_->owner, {}};
+  Spread spread{impl_->processes.get(), impl_->owner, {}, impl_->gpu_transport};
   std::size_t mine = 0;
   for (std::size_t k = 0; k < impl_->infos.size(); ++k) {
     spread.names.push_back(impl_->infos[k].name);

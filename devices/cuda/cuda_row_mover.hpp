@@ -26,6 +26,7 @@ class CudaRowMover final : public RowMover {
   bool reaches(const RowMover& other) override;
   void from_peer(RowBlock to, const RowMover& other, RowBlock from, std::int64_t rows,
                  std::size_t row_bytes) override;
+  std::optional<GpuQueue> gpu_queue() const override { return GpuQueue{gpu_, stream_}; }
 
  private:
   int gpu_;

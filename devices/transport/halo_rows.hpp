@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "devices/device.hpp"
 
@@ -17,6 +18,14 @@ namespace hetstencil {
 struct RowBlock {
   void* data = nullptr;
   std::size_t pitch = 0;
+};
+
+/// Where a GPU's rows are and where its copies are queued: its CUDA device
+/// and its transfer stream (a cudaStream_t), for a transport that moves GPU
+/// memory itself (NCCL), queueing its work on that stream.
+struct GpuQueue {
+  int gpu = -1;
+  void* stream = nullptr;
 };
 
 /// Copies of whole rows into and out of one device's memory, made by its
@@ -38,6 +47,8 @@ class RowMover {
   /// Copies from `other`'s memory, where reaches(other) said it could.
   virtual void from_peer(RowBlock to, const RowMover& other, RowBlock from, std::int64_t rows,
                          std::size_t row_bytes);
+  /// The GPU and stream of a mover whose rows are GPU memory; none for host memory.
+  virtual std::optional<GpuQueue> gpu_queue() const { return std::nullopt; }
 };
 
 /// Copies with memcpy: the mover of a device whose rows are host memory.

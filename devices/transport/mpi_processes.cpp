@@ -1,6 +1,9 @@
 // Processes over MPI: a duplicate of the application's communicator whose
 // errors return (MPI_ERRORS_RETURN) and become exceptions naming this rank.
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // OpenMPI's extensions: MPIX_Query_cuda_support
+#endif
 
 #include <climits>
 #include <cstdlib>
@@ -12,6 +15,15 @@
 
 namespace hetstencil {
 namespace {
+
+// Whether the MPI library this process runs with moves GPU memory itself.
+bool query_cuda_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
 
 std::string mpi_text(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -60,6 +72,43 @@ class MpiMessage final : public Message {
   std::vector<MPI_Request> requests_;
 };
 
+// A persistent request (MPI_Send_init, MPI_Recv_init): set up once, started
+// every round. Cancelled should it be left started and unfinished (the last
+// round's receive, or a solve aborted), so that it does not outlive its buffer.
+class MpiRepeated final : public RepeatedMessage {
+ public:
+  MpiRepeated(int rank, const char* what) : rank_(rank), what_(what) {}
+  ~MpiRepeated() override {
+    if (request_ == MPI_REQUEST_NULL) return;
+    if (started_) MPI_Cancel(&request_);
+    MPI_Request_free(&request_);
+  }
+  void start() override {
+    const int rc = MPI_Start(&request_);
+    if (rc != MPI_SUCCESS) fail("starting", rc);
+    started_ = true;
+  }
+  bool done() override {
+    if (!started_) return true;
+    int flag = 0;
+    const int rc = MPI_Test(&request_, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) fail("completing", rc);
+    started_ = flag == 0;
+    return flag != 0;
+  }
+  MPI_Request& request() { return request_; }
+
+ private:
+  [[noreturn]] void fail(const char* doing, int rc) const {
+    HETSTENCIL_THROW(Error, "rank " + std::to_string(rank_) + ": " + doing + " " + what_ + " failed: " + mpi_text(rc));
+  }
+
+  int rank_;
+  const char* what_;
+  MPI_Request request_ = MPI_REQUEST_NULL;
+  bool started_ = false;
+};
+
 class MpiProcesses final : public Processes {
  public:
   explicit MpiProcesses(int communicator) {
@@ -81,6 +130,7 @@ class MpiProcesses final : public Processes {
           "finding the processes of this node");
     check(MPI_Comm_rank(node, &local_rank_), "asking for this rank on its node");
     MPI_Comm_free(&node);
+    cuda_aware_ = query_cuda_aware();
   }
   ~MpiProcesses() override {
     int finalised = 0;
@@ -91,6 +141,7 @@ class MpiProcesses final : public Processes {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int local_rank() const override { return local_rank_; }
+  bool cuda_aware() const override { return cuda_aware_; }
 
   std::vector<std::string> all_gather(const std::string& mine) override {
     const int length = checked_count(mine.size(), "a process's description");
@@ -170,6 +221,20 @@ class MpiProcesses final : public Processes {
     return m;
   }
 
+  std::unique_ptr<RepeatedMessage> repeated_send(int to, int tag, const void* data, std::size_t bytes) override {
+    auto m = std::make_unique<MpiRepeated>(rank_, "sending edge rows");
+    check(MPI_Send_init(data, checked_count(bytes, "edge rows' bytes"), MPI_BYTE, to, tag, comm_, &m->request()),
+          "setting up the sends of edge rows to rank " + std::to_string(to));
+    return m;
+  }
+
+  std::unique_ptr<RepeatedMessage> repeated_receive(int from, int tag, void* data, std::size_t bytes) override {
+    auto m = std::make_unique<MpiRepeated>(rank_, "receiving ghost rows");
+    check(MPI_Recv_init(data, checked_count(bytes, "ghost rows' bytes"), MPI_BYTE, from, tag, comm_, &m->request()),
+          "setting up the receives of ghost rows from rank " + std::to_string(from));
+    return m;
+  }
+
   [[noreturn]] void abort(const std::string& why, int code) override {
     log::error("rank {} of {}: {}; ending every process of the solve", rank_, size_, why);
     MPI_Abort(comm_, code);
@@ -185,11 +250,20 @@ class MpiProcesses final : public Processes {
   int rank_ = 0;
   int size_ = 1;
   int local_rank_ = 0;
+  bool cuda_aware_ = false;
 };
 
 }  // namespace
 
 bool mpi_built() { return true; }
+
+bool cuda_aware_mpi_built() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return true;
+#else
+  return false;
+#endif
+}
 
 std::unique_ptr<Processes> join_processes(int communicator) { return std::make_unique<MpiProcesses>(communicator); }
 

@@ -15,6 +15,7 @@ namespace {
 }  // namespace
 
 bool mpi_built() { return false; }
+bool cuda_aware_mpi_built() { return false; }
 std::unique_ptr<Processes> join_processes(int) { no_mpi(); }
 World init_mpi() { no_mpi(); }
 void finalize_mpi() {}

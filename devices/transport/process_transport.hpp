@@ -1,15 +1,19 @@
 // The transport of one process's part of a solve over several: its devices
 // talk through the shared-memory transport, and its first and last devices
-// exchange edge rows with the neighbouring processes by messages, staged in
-// host memory (a GPU's rows go through its mover's host copies; a transport
-// that moves GPU memory directly, NCCL or a CUDA-aware MPI, would replace the
-// staging in send/post/receive). Residual checks gather every process's row
-// sums, so that all reduce the same rows in the same order.
+// exchange edge rows with the neighbouring processes: GPU to GPU through NCCL
+// or a CUDA-aware MPI where both ends are GPUs (link_paths.hpp), else by
+// messages staged in host memory (a GPU's rows go through its mover's host
+// copies), sent and received with persistent requests, since every round
+// moves the same buffers.
+// Residual checks gather every process's row sums, so that all reduce the
+// same rows in the same order.
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "devices/transport/link_paths.hpp"
+#include "devices/transport/nccl_links.hpp"
 #include "devices/transport/processes.hpp"
 #include "devices/transport/shared_memory.hpp"
 #include "devices/transport/transport.hpp"
@@ -18,24 +22,33 @@ namespace hetstencil {
 
 class ProcessTransport final : public Transport {
  public:
-  /// `halos` and `rows`: this process's devices, in row order.
+  /// `halos` and `rows`: this process's devices, in row order. Collective
+  /// over the processes where NCCL may carry a link (it asks which ends are GPUs).
   ProcessTransport(std::vector<HaloRows*> halos, std::vector<RowRange> rows, const StencilJob& job, double h,
                    int spins, ProcessLinks links);
   ~ProcessTransport() override;
 
   void connect(std::size_t k) override { local_.connect(k); }
   Endpoint& endpoint(std::size_t k) override;
-  void abort() override { local_.abort(); }
+  void abort() override;
   Progress progress() override { return local_.progress(); }
-  ExchangeOutcome outcome() override { return local_.outcome(); }
+  ExchangeOutcome outcome() override;
+  /// By link (element r: between ranks r and r + 1), the path its ghost rows take.
+  const std::vector<LinkPath>& paths() const { return paths_; }
 
  private:
   class End;
+
+  // Which path each link takes, and the NCCL ends of this process.
+  void choose_paths();
 
   std::vector<HaloRows*> halos_;
   const StencilJob& job_;
   ProcessLinks links_;
   SharedMemoryTransport local_;
+  std::vector<LinkPath> paths_;
+  std::vector<NcclEnd> nccl_ends_;
+  std::unique_ptr<NcclLinks> nccl_;  // where a link of this process is NCCL's
   std::vector<std::unique_ptr<End>> ends_;
 };
 

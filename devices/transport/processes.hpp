@@ -23,8 +23,17 @@ class Message {
   virtual bool done() = 0;
 };
 
+/// A message sent or received again and again with the same buffer (an MPI
+/// persistent request): each start() sends the buffer as it is then, or
+/// receives into it. done() is true before the first start.
+class RepeatedMessage : public Message {
+ public:
+  virtual void start() = 0;
+};
+
 /// The processes of a communicator; every method but rank(), size(),
-/// local_rank(), send(), receive() and wait() is collective: every process
+/// local_rank(), send(), receive(), repeated_send(), repeated_receive(),
+/// cuda_aware() and abort() is collective: every process
 /// calls it, in the same order. Calls may come from any thread (the library
 /// asks MPI for MPI_THREAD_MULTIPLE).
 class Processes {
@@ -54,6 +63,16 @@ class Processes {
   virtual std::unique_ptr<Message> send(int to, int tag, const void* data, std::size_t bytes) = 0;
   /// Starts receiving `bytes` into `data` from process `from`, with `tag`.
   virtual std::unique_ptr<Message> receive(int from, int tag, void* data, std::size_t bytes) = 0;
+  /// send(to, tag, data, bytes) at each start(), set up once (MPI_Send_init):
+  /// what a transport that sends the same buffer every round uses. By
+  /// default a fresh send() each start.
+  virtual std::unique_ptr<RepeatedMessage> repeated_send(int to, int tag, const void* data, std::size_t bytes);
+  /// receive(from, tag, data, bytes) at each start(), set up once (MPI_Recv_init).
+  virtual std::unique_ptr<RepeatedMessage> repeated_receive(int from, int tag, void* data, std::size_t bytes);
+
+  /// Whether this process's MPI carries GPU memory in messages (a CUDA-aware
+  /// MPI, asked at run time); false by default.
+  virtual bool cuda_aware() const { return false; }
 
   /// Ends every process of the communicator with exit status `code`, after
   /// logging `why` as an error naming this rank: what a failure during a solve does,
@@ -73,6 +92,9 @@ void wait_for(Message& message, const std::atomic<bool>& abort, const std::strin
 
 /// Whether this build has MPI.
 bool mpi_built();
+/// Whether this build's MPI may be CUDA-aware (its headers say it can be):
+/// where not, no process asks the others whether theirs is.
+bool cuda_aware_mpi_built();
 /// The processes of the communicator given as a Fortran handle
 /// (MPI_Comm_c2f); duplicated, so that the library's messages never meet the
 /// application's. Collective. Throws NotCompiled in a build without MPI, Error

@@ -19,10 +19,12 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "devices/device.hpp"
 #include "devices/transport/processes.hpp"
+#include "hetstencil/device_info.hpp"
 
 namespace hetstencil {
 
@@ -88,6 +90,9 @@ struct ExchangeOutcome {
   Residual final_residual;
   std::int64_t final_iteration = 0;
   bool converged = false;
+  /// Over several processes, the path each link between them took:
+  /// "r0-r1 nccl, r1-r2 host staging" (empty within one process).
+  std::string links;
 };
 
 /// The exchange of one solve over devices in row order.
@@ -117,7 +122,12 @@ struct ProcessLinks {
   std::vector<RowRange> ranks;  ///< by rank
   /// How long a device waits for a neighbour's message.
   double silence_limit_s = kSilenceLimitS;
+  /// How GPUs at process boundaries reach each other.
+  GpuTransport gpu_transport = GpuTransport::Auto;
 };
+
+/// Throws InvalidArgument where `option` asks for what this build lacks (NCCL).
+void check_gpu_transport(GpuTransport option);
 
 /// The transport for `devices` (attached, in row order, holding `rows`) of a
 /// solve of `job` with grid spacing h; `spins`: how long waits spin before

@@ -19,6 +19,15 @@ constexpr int kMaxThreadsPerDevice = 4096;
 /// A CPU device (a socket, a NUMA node or a group of cores) or a GPU.
 enum class DeviceKind { Cpu, Gpu };
 
+/// How the GPUs of different processes of a solve exchange ghost rows
+/// (RuntimeOptions::gpu_transport). A GPU beside a CPU device of another
+/// process always goes through host memory.
+enum class GpuTransport {
+  Auto,  ///< NCCL where this build has it, else through host memory
+  Nccl,  ///< NCCL, GPU to GPU (a build without NCCL refuses it)
+  Host   ///< through host memory: copies to pinned memory and MPI messages
+};
+
 /// Thread safety: a value, safe to copy across threads.
 struct DeviceInfo {
   std::string name;  ///< "cpu0", "cpu1", "gpu0", ...

@@ -48,6 +48,8 @@ struct RuntimeOptions {
   std::optional<int> communicator;
   /// With a communicator: which devices this process takes.
   RankDevices rank_devices = RankDevices::All;
+  /// With a communicator: how GPUs of different processes exchange ghost rows.
+  GpuTransport gpu_transport = GpuTransport::Auto;
 };
 
 /// How Runtime::plan chooses a split.

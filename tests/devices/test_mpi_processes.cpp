@@ -97,6 +97,28 @@ TEST_F(MpiTest, NeighboursExchangeMessagesInOrder) {
   }
 }
 
+// Persistent requests: the same buffers every round, each start carrying
+// what the buffer holds then; one receive left started at the end is cancelled.
+TEST_F(MpiTest, RepeatedMessagesCarryEachRoundsBufferInOrder) {
+  const int rank = processes_->rank();
+  const int size = processes_->size();
+  const int next = (rank + 1) % size, previous = (rank + size - 1) % size;
+  std::atomic<bool> abort{false};
+  double sent = -1.0, got = -1.0;
+  auto out = processes_->repeated_send(next, 2, &sent, sizeof sent);
+  auto in = processes_->repeated_receive(previous, 2, &got, sizeof got);
+  EXPECT_TRUE(out->done());  // nothing started yet
+  for (int round = 0; round < 5; ++round) {
+    in->start();
+    sent = rank * 100.0 + round;
+    out->start();
+    wait_for(*in, abort, "a repeated message from the previous rank");
+    wait_for(*out, abort, "a repeated message to the next rank");
+    EXPECT_EQ(got, previous * 100.0 + round);
+  }
+  in->start();  // never met: cancelled with its message
+}
+
 TEST_F(MpiTest, AnAbortEndsAWaitForAMessageNeverSent) {
   std::atomic<bool> abort{true};
   double got = 0.0;

@@ -19,6 +19,7 @@
 
 #include "core/residual.hpp"
 #include "devices/transport/halo_rows.hpp"
+#include "devices/transport/link_paths.hpp"
 #include "devices/transport/process_transport.hpp"
 #include "devices/transport/processes.hpp"
 #include "hetstencil/error.hpp"
@@ -162,7 +163,9 @@ struct Spread {
   std::vector<std::pair<int, std::size_t>> where;             // by device: rank and index there
   StencilJob job = job_of(4);
 
-  explicit Spread(double silence_limit_s = kSilenceLimitS) {
+  // With GpuTransport::Host no process asks the others which of their
+  // devices are GPUs (these fakes have no collective but the residual's).
+  explicit Spread(double silence_limit_s = kSilenceLimitS, GpuTransport gpu_transport = GpuTransport::Host) {
     const std::vector<std::vector<int>> devices_of_rank{{0}, {1, 2}, {3}};
     const std::vector<RowRange> ranks{{1, 1}, {2, 2}, {4, 1}};
     for (int r = 0; r < kRanks; ++r) {
@@ -176,7 +179,8 @@ struct Spread {
         where.emplace_back(r, halos.size() - 1);
       }
       transports.push_back(std::make_unique<ProcessTransport>(
-          halos, slabs, job, 0.5, 50, ProcessLinks{processes.back().get(), r - 1, r + 1 < kRanks ? r + 1 : -1, ranks, silence_limit_s}));
+          halos, slabs, job, 0.5, 50, ProcessLinks{processes.back().get(), r - 1, r + 1 < kRanks ? r + 1 : -1, ranks, silence_limit_s,
+                                           gpu_transport}));
       for (std::size_t k = 0; k < halos.size(); ++k) transports.back()->connect(k);
     }
   }
@@ -267,6 +271,23 @@ TEST(ProcessTransport, AProcessSilentBeyondTheLimitEndsTheWaitNamingIt) {
     ADD_FAILURE() << "the wait was aborted, not timed out";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("ghost rows from rank 1"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ProcessTransport, TheOutcomeNamesThePathOfEveryLinkBetweenProcesses) {
+  Spread s;
+  for (const auto& transport : s.transports) {
+    EXPECT_EQ(transport->outcome().links, "r0-r1 host staging, r1-r2 host staging");
+  }
+}
+
+TEST(ProcessTransport, WithoutNcclAutoStagesEveryLinkWithoutAskingTheOthers) {
+  if (nccl_built() || cuda_aware_mpi_built()) {
+    GTEST_SKIP() << "this build may move GPU memory between processes: auto asks them which devices are GPUs";
+  }
+  Spread s(kSilenceLimitS, GpuTransport::Auto);  // the fakes' all_gather throws
+  for (const auto& transport : s.transports) {
+    EXPECT_EQ(transport->paths(), std::vector<LinkPath>(2, LinkPath::HostStaging));
   }
 }
 

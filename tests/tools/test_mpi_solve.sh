@@ -55,6 +55,8 @@ case $case in
     # Rank 0 alone prints: one report, naming every process's device.
     [[ $(grep -c '"iterations"' "$dir/three.json") == 1 ]] || fail "more than one process printed a report"
     for r in 0 1 2; do grep -q "\"r$r.cpu0\"" "$dir/three.json" || fail "the report lacks rank $r's device"; done
+    grep -q 'ghost rows between processes: r0-r1 host staging, r1-r2 host staging' "$dir/three.json" ||
+      fail "the report does not name host staging as the path between CPU devices of different processes"
     ;;
   blocked)
     # Two devices a process (the shared-memory transport between them), three

@@ -38,6 +38,7 @@ struct SolveOptions {
   bool calibrate = true;
   double budget = 10.0;
   std::string rank_devices = "all";
+  std::string gpu_transport = "auto";
   // Options given on the command line (a saved plan must not be contradicted).
   std::set<std::string> given;
 };
@@ -128,6 +129,9 @@ int run_solve(SolveOptions o) {
   }
   o.machine.communicator = world;
   o.machine.rank_devices = o.rank_devices == "local" ? RankDevices::Local : RankDevices::All;
+  o.machine.gpu_transport = o.gpu_transport == "nccl" ? GpuTransport::Nccl
+                            : o.gpu_transport == "host" ? GpuTransport::Host
+                                                        : GpuTransport::Auto;
 
   // sync and blocked run on any devices; the asynchronous variants on one GPU alone.
   const VariantChoice variant = o.problem.variant_choice();
@@ -222,13 +226,19 @@ Command add_solve_command(CLI::App& app) {
                   "devices (one process a node) or the 'local' one its rank on the node names, in device order "
                   "(with --devices gpu, one process a GPU)")
       ->check(CLI::IsMember({"all", "local"}))->capture_default_str();
+  sub->add_option("--gpu-transport", o->gpu_transport,
+                  "under an MPI launcher, how GPUs of different processes exchange ghost rows: 'nccl' (GPU to GPU), "
+                  "'host' (through host memory and MPI), or 'auto' (nccl where this build has it); a GPU beside "
+                  "another process's CPU device goes through host memory")
+      ->check(CLI::IsMember({"auto", "nccl", "host"}))->capture_default_str();
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"
               "The right-hand side is a unit point load in the middle (s*f = 1 at one cell; s = h*h for poisson5).\n"
               "Every device solves any stencil (--stencil); --reference solves it on one thread, without devices.\n"
               "Results are bitwise equal to the sequential reference for any device split.\n"
               "Under an MPI launcher (mpirun -np N hetstencil solve ...) the processes solve together: rank 0 plans\n"
-              "over every process's devices, prints the report and writes --output.");
+              "over every process's devices, prints the report and writes --output; the report's split names the\n"
+              "path each link between processes took (nccl or host staging).");
   return [o, sub] {
     SolveOptions run = *o;
     for (const char* option : {"--nx", "--ny", "--precision", "--variant", "--depth", "--alpha", "--iters", "--tol",

@@ -1,0 +1,71 @@
+#include "devices/transport/link_paths.hpp"
+
+#include <sstream>
+
+#include "devices/transport/transport.hpp"
+#include "hetstencil/error.hpp"
+
+namespace hetstencil {
+
+std::string to_string(LinkPath path) {
+  switch (path) {
+    case LinkPath::Nccl:
+      return "nccl";
+    case LinkPath::CudaAwareMpi:
+      return "cuda-aware mpi";
+    case LinkPath::HostStaging:
+      break;
+  }
+  return "host staging";
+}
+
+void check_gpu_transport(GpuTransport option) {
+  if (option == GpuTransport::Nccl && !nccl_built()) {
+    HETSTENCIL_THROW(InvalidArgument, "the GPU transport nccl was asked for, but this hetstencil was built without "
+                                      "NCCL (HETSTENCIL_NCCL=OFF): choose auto or host");
+  }
+}
+
+LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, bool with_nccl, bool cuda_aware) {
+  if (!upper_gpu || !lower_gpu || option == GpuTransport::Host) return LinkPath::HostStaging;
+  if (with_nccl) return LinkPath::Nccl;
+  return cuda_aware && option == GpuTransport::Auto ? LinkPath::CudaAwareMpi : LinkPath::HostStaging;
+}
+
+std::string to_text(const ProcessBoundary& b) {
+  return std::to_string(b.top_gpu) + " " + std::to_string(b.bottom_gpu) + " " + std::to_string(b.cuda_aware) + " " +
+         std::to_string(b.top_index) + " " + std::to_string(b.bottom_index) + " " + b.node;
+}
+
+ProcessBoundary boundary_from_text(const std::string& text) {
+  ProcessBoundary b;
+  std::istringstream in(text);
+  if (!(in >> b.top_gpu >> b.bottom_gpu >> b.cuda_aware >> b.top_index >> b.bottom_index)) {
+    HETSTENCIL_THROW(Error, "a process described its boundary devices as '" + text + "'");
+  }
+  std::getline(in >> std::ws, b.node);
+  return b;
+}
+
+std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<ProcessBoundary>& processes,
+                                        bool with_nccl) {
+  std::vector<LinkPath> paths;
+  for (std::size_t r = 0; r + 1 < processes.size(); ++r) {
+    const ProcessBoundary& upper = processes[r];
+    const ProcessBoundary& lower = processes[r + 1];
+    const bool one_gpu = upper.node == lower.node && upper.bottom_index == lower.top_index;
+    paths.push_back(choose_link_path(option, upper.bottom_gpu, lower.top_gpu && !one_gpu, with_nccl,
+                                     upper.cuda_aware && lower.cuda_aware));
+  }
+  return paths;
+}
+
+std::string describe_link_paths(const std::vector<LinkPath>& paths) {
+  std::string text;
+  for (std::size_t r = 0; r < paths.size(); ++r) {
+    text += (r ? ", r" : "r") + std::to_string(r) + "-r" + std::to_string(r + 1) + " " + to_string(paths[r]);
+  }
+  return text;
+}
+
+}  // namespace hetstencil

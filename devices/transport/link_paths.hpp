@@ -1,0 +1,53 @@
+// Which path the ghost rows between two neighbouring processes take where both
+// devices at the boundary are GPUs and the option allows: GPU to GPU through
+// NCCL where the build has it, else by MPI messages of GPU memory where both
+// processes' MPI is CUDA-aware; through host memory otherwise. Every process
+// decides from the same facts, so all agree.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hetstencil/device_info.hpp"
+
+namespace hetstencil {
+
+enum class LinkPath { HostStaging, Nccl, CudaAwareMpi };
+
+/// "host staging", "nccl" or "cuda-aware mpi", as reports name them.
+std::string to_string(LinkPath path);
+
+/// Whether this build has NCCL (HETSTENCIL_NCCL).
+bool nccl_built();
+
+/// The path between the last device of one process (`upper_gpu`: a GPU) and
+/// the first of the next (`lower_gpu`), under `option`, in a build that has
+/// NCCL or not, between processes whose MPI is both CUDA-aware or not.
+LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, bool with_nccl, bool cuda_aware);
+
+/// What a process tells the others about the devices at its boundaries:
+/// whether its first and last are GPUs, which (node and CUDA device), and
+/// whether its MPI is CUDA-aware.
+struct ProcessBoundary {
+  bool top_gpu = false;
+  bool bottom_gpu = false;
+  bool cuda_aware = false;
+  int top_index = -1;     ///< the CUDA device of its first device, if a GPU
+  int bottom_index = -1;  ///< of its last
+  std::string node;       ///< its host's name
+};
+
+/// One line of text, and back (what all_gather carries).
+std::string to_text(const ProcessBoundary& boundary);
+ProcessBoundary boundary_from_text(const std::string& text);
+
+/// Element r: the path between processes r and r + 1 (`processes` by rank).
+/// Two processes sharing one GPU at their boundary (same node, same CUDA
+/// device) stage through host memory.
+std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<ProcessBoundary>& processes,
+                                        bool with_nccl);
+
+/// "r0-r1 nccl, r1-r2 host staging": element r is the link between ranks r and r + 1.
+std::string describe_link_paths(const std::vector<LinkPath>& paths);
+
+}  // namespace hetstencil
