@@ -261,7 +261,8 @@ std::string stencil_tag(const Stencil& stencil) {
   unnamed.name.clear();
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
   for (const unsigned char c : stencil_json(unnamed)) hash = (hash ^ c) * 1099511628211ull;
-  return fmt::format("file:{:016x}", hash);
+  // A variable stencil reads its coefficient grids too: curves of its own, and a tag that says so.
+  return fmt::format("{}:{:016x}", stencil.variable ? "variable" : "file", hash);
 }
 
 std::int64_t unit_cells(const Problem& problem) {

@@ -101,7 +101,8 @@ std::string rate_key(Precision precision, std::int64_t nx, const VariantChoice& 
 /// rate_key's), a built-in's name for a built-in (by value, under any name), and
 /// "file:<16 hex digits>" for any other description: an FNV-1a hash of its
 /// canonical JSON (stencil_json) without its name, so that a description keeps
-/// its curves whatever its file or name.
+/// its curves whatever its file or name; "variable:<16 hex digits>" for a
+/// variable stencil (Stencil::variable), whose sweeps also read its coefficient grids.
 std::string stencil_tag(const Stencil& stencil);
 /// Cells of one unit of the split axis: a row of nx (2-D), a plane of nx x ny (3-D).
 std::int64_t unit_cells(const Problem& problem);

@@ -8,6 +8,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "core/dispatch.hpp"
+#include "core/source_term.hpp"
 #include "core/timing_grid.hpp"
 #include "devices/backend.hpp"
 #include "devices/slab_memory.hpp"
@@ -112,12 +113,16 @@ SweepVsCopy time_stencil(Device& device, StencilJob& job, int repetitions) {
     const std::uint64_t bytes = static_cast<std::uint64_t>(shape.values()) * sizeof(T);
     check_memory_for(job, bytes, {{&device, RowRange{1, job.units()}}});
     Grid<T> grid = allocating("the host grid", bytes, [&] { return timing_grid<T>(shape); });
+    const CoefficientTerms<T> coefficients = allocating("the host's coefficient grids", bytes * (job.stencil.points.size() + 1),
+                                                        [&] { return timing_coefficients<T>(job.stencil, shape); });
     job.initial = grid.data();
     job.result = nullptr;
+    job.coefficients = coefficients.values.empty() ? nullptr : coefficients.values.data();
     device.attach(job, RowRange{1, job.units()});
     const SweepVsCopy t = device.sweep_vs_copy(job, repetitions);
     device.detach();
     job.initial = nullptr;
+    job.coefficients = nullptr;
     return t;
   });
 }
