@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/source_term.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
@@ -111,56 +112,6 @@ Boundary Boundary::from_function_3d(Field3 g) {
   return b;
 }
 
-namespace {
-
-// The coefficient fields a variable stencil needs, one per point and the
-// diagonal's, each a function of the problem's coordinates or a grid of its
-// interior; none for a constant stencil. Their values are checked where they
-// are evaluated (make_coefficient_terms).
-void validate_coefficients(const Problem& p) {
-  const Coefficients& c = p.coefficients;
-  const std::string stencil = "the stencil '" + p.stencil.name + "'";
-  if (!p.stencil.variable) {
-    if (!c.points.empty() || c.diagonal.kind != Source::Kind::Spike) {
-      HETSTENCIL_THROW(InvalidArgument, "the problem has coefficient grids but " + stencil +
-                                            " is not variable (Stencil::variable)");
-    }
-    return;
-  }
-  if (c.points.size() != p.stencil.points.size()) {
-    HETSTENCIL_THROW(InvalidArgument, stencil + " is variable with " + std::to_string(p.stencil.points.size()) +
-                                          " points but the problem has " + std::to_string(c.points.size()) +
-                                          " coefficient grids (coefficients.points): one per point");
-  }
-  const bool three_d = p.dimension() == 3;
-  const std::string interior = (three_d ? std::to_string(p.nz) + " x " : std::string()) + std::to_string(p.ny) +
-                               " x " + std::to_string(p.nx);
-  const auto check = [&](const Source& field, const std::string& name) {
-    const std::string what = stencil + ": coefficients." + name;
-    switch (field.kind) {
-      case Source::Kind::Spike:
-        HETSTENCIL_THROW(InvalidArgument, what + " is not set (a function or a grid of the interior, not the spike)");
-      case Source::Kind::Function:
-        if (!(three_d ? bool(field.function3) : bool(field.function))) {
-          HETSTENCIL_THROW(InvalidArgument, what + " is a function but no function of the " +
-                                                (three_d ? "3-D" : "2-D") + " coordinates was given");
-        }
-        return;
-      case Source::Kind::Grid:
-        if (static_cast<std::int64_t>(field.values.size()) != p.cells()) {
-          HETSTENCIL_THROW(InvalidArgument, what + " has " + std::to_string(field.values.size()) +
-                                                " values; an " + interior + " interior needs " +
-                                                std::to_string(p.cells()));
-        }
-        return;
-    }
-  };
-  for (std::size_t k = 0; k < c.points.size(); ++k) check(c.points[k], "points[" + std::to_string(k) + "]");
-  check(c.diagonal, "diagonal");
-}
-
-}  // namespace
-
 double Problem::h() const {
   return 1.0 / static_cast<double>(std::max({nx, ny, dimension() == 3 ? nz : 0}) + 1);
 }
@@ -193,8 +144,52 @@ void Problem::validate() const {
        "the right-hand side grid has " + std::to_string(source.values.size()) + " values; an " + interior +
            " interior needs " + std::to_string(cells()));
   need(std::isfinite(boundary.value), "the boundary value must be finite");
-  validate_coefficients(*this);
+  check_coefficients(*this, false);
 }
+
+void check_coefficients(const Problem& p, bool required) {
+  const Coefficients& c = p.coefficients;
+  const std::string stencil = "the stencil '" + p.stencil.name + "'";
+  if (!p.stencil.variable) {
+    if (!c.points.empty() || c.diagonal.kind != Source::Kind::Spike) {
+      HETSTENCIL_THROW(InvalidArgument, "the problem has coefficient grids but " + stencil +
+                                            " is not variable (Stencil::variable)");
+    }
+    return;
+  }
+  if (!required && c.points.empty() && c.diagonal.kind == Source::Kind::Spike) return;
+  if (c.points.size() != p.stencil.points.size()) {
+    HETSTENCIL_THROW(InvalidArgument, stencil + " is variable with " + std::to_string(p.stencil.points.size()) +
+                                          " points but the problem has " + std::to_string(c.points.size()) +
+                                          " coefficient grids (coefficients.points): one per point");
+  }
+  const bool three_d = p.dimension() == 3;
+  const std::string interior = (three_d ? std::to_string(p.nz) + " x " : std::string()) + std::to_string(p.ny) +
+                               " x " + std::to_string(p.nx);
+  const auto check = [&](const Source& field, const std::string& name) {
+    const std::string what = stencil + ": coefficients." + name;
+    switch (field.kind) {
+      case Source::Kind::Spike:
+        HETSTENCIL_THROW(InvalidArgument, what + " is not set (a function or a grid of the interior, not the spike)");
+      case Source::Kind::Function:
+        if (!(three_d ? bool(field.function3) : bool(field.function))) {
+          HETSTENCIL_THROW(InvalidArgument, what + " is a function but no function of the " +
+                                                (three_d ? "3-D" : "2-D") + " coordinates was given");
+        }
+        return;
+      case Source::Kind::Grid:
+        if (static_cast<std::int64_t>(field.values.size()) != p.cells()) {
+          HETSTENCIL_THROW(InvalidArgument, what + " has " + std::to_string(field.values.size()) +
+                                                " values; an " + interior + " interior needs " +
+                                                std::to_string(p.cells()));
+        }
+        return;
+    }
+  };
+  for (std::size_t k = 0; k < c.points.size(); ++k) check(c.points[k], "points[" + std::to_string(k) + "]");
+  check(c.diagonal, "diagonal");
+}
+
 
 Coefficients diffusion_coefficients(const Problem& p, Field a) {
   const double h = p.h();

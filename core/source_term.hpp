@@ -87,6 +87,13 @@ SourceTerm<T> make_source_term(const Problem& p) {
   return s;
 }
 
+/// Throws InvalidArgument naming what is wrong with p's coefficient fields
+/// (Problem::coefficients): none may be given to a constant stencil; a variable
+/// one needs one field per point and the diagonal's, each a function of p's
+/// coordinates or a grid of its interior. Without `required`, a variable
+/// stencil may have none yet (the model plans it without its grids).
+void check_coefficients(const Problem& p, bool required);
+
 /// x as the shortest text that reads back as x ("1e+300", "0.1", "nan").
 inline std::string shortest(double x) {
   char text[32];
@@ -113,6 +120,7 @@ struct CoefficientTerms {
 template <class T>
 CoefficientTerms<T> make_coefficient_terms(const Problem& p) {
   CoefficientTerms<T> c;
+  check_coefficients(p, true);
   if (!p.stencil.variable) return c;
   const GridShape shape = p.shape();
   const std::size_t points = p.stencil.points.size();

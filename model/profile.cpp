@@ -277,7 +277,11 @@ std::string stencil_rate_key(const Problem& problem) {
   return tag + "/" + to_string(problem.precision) + "/" + width;
 }
 
-double cell_cost(const Stencil& stencil) { return 1.0 + static_cast<double>(stencil.points.size()); }
+double cell_cost(const Stencil& stencil) {
+  const double points = static_cast<double>(stencil.points.size());
+  // A variable stencil also loads each term's coefficient and the centre's.
+  return stencil.variable ? 2.0 + 2.0 * points : 1.0 + points;
+}
 
 namespace {
 

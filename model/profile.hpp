@@ -131,7 +131,8 @@ struct StencilModel {
 StencilModel model_for_stencil(const Profile& named, const Problem& problem);
 /// What the model takes a cell's update of `stencil` to cost, relative to
 /// others: its terms (a load and a multiply-add each) and the centre's
-/// divide, 1 + points.
+/// divide, 1 + points; a variable stencil's terms and centre load their
+/// coefficients too, 2 + 2 points.
 double cell_cost(const Stencil& stencil);
 /// The variant a device's curves are kept for: a CPU device sweeps plainly under any.
 VariantChoice swept_by(DeviceKind kind, const VariantChoice& variant);

@@ -172,8 +172,9 @@ struct HETSTENCIL_API Problem {
   Boundary boundary;                        ///< the Dirichlet values on the ring
   StopRule stop;                            ///< when to stop
   /// The coefficient grids of a variable stencil; empty for a constant one.
-  /// Their values are checked when a solve evaluates them (finite, D(p) != 0 in
-  /// the problem's precision), naming the field and the cell.
+  /// validate() checks them where given (a plan or a prediction needs none); a
+  /// solve needs them, and checks their values as it evaluates them (finite,
+  /// D(p) != 0 in the problem's precision), naming the field and the cell.
   Coefficients coefficients;
 
   /// Grid step: h = 1 / (longest side + 1), nz counted in 3-D only. A cubic

@@ -104,7 +104,15 @@ TEST(VariableStencil, ManufacturedSolutionErrorFallsWithTheGrid) {
 
 TEST(VariableStencil, RefusesMissingOrMisshapenCoefficientGrids) {
   Problem p = diffusion_problem(2, 6);
+  p.validate();  // a plan or a prediction needs no grids
   expect_refused(p, "the stencil 'diffusion5' is variable with 4 points but the problem has 0 coefficient grids");
+  p.coefficients.points.resize(3, Source::from_function([](double, double) { return 1.0; }));
+  try {
+    p.validate();
+    FAIL() << "3 grids for 4 points";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("but the problem has 3 coefficient grids"), std::string::npos) << e.what();
+  }
   p.coefficients = diffusion_coefficients(p, [](double, double) { return 1.0; });
   p.coefficients.points[2] = Source::from_grid(std::vector<double>(7, 1.0));
   expect_refused(p, "the stencil 'diffusion5': coefficients.points[2] has 7 values; an 5 x 6 interior needs 30");
