@@ -65,6 +65,13 @@ TEST(CliVariable, TheCpuDevicesSolveAVariableStencilAsTheReferenceDoes) {
   EXPECT_NE(test::read_all(folder() / "other.npy"), test::read_all(folder() / "reference.npy"));
 }
 
+TEST(CliVariable, TheStencilsCommandShowsTheVariableUpdate) {
+  variable_files();
+  const auto r = run({"stencils", "var5.json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "variable: u'(p) = (sum_k w_k c_k(p) u(p + o_k) + s f(p)) / (d c_d(p))")) << r.out;
+}
+
 TEST(CliVariable, MissingOrMisshapenGridsAreRefusedNamingTheFile) {
   variable_files();
   const std::vector<std::string> solve = {"solve", "--reference", "--stencil", "var5.json"};
