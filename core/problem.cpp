@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "core/source_term.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
@@ -143,6 +144,85 @@ void Problem::validate() const {
        "the right-hand side grid has " + std::to_string(source.values.size()) + " values; an " + interior +
            " interior needs " + std::to_string(cells()));
   need(std::isfinite(boundary.value), "the boundary value must be finite");
+  check_coefficients(*this, false);
+}
+
+void check_coefficients(const Problem& p, bool required) {
+  const Coefficients& c = p.coefficients;
+  const std::string stencil = "the stencil '" + p.stencil.name + "'";
+  if (!p.stencil.variable) {
+    if (!c.points.empty() || c.diagonal.kind != Source::Kind::Spike) {
+      HETSTENCIL_THROW(InvalidArgument, "the problem has coefficient grids but " + stencil +
+                                            " is not variable (Stencil::variable)");
+    }
+    return;
+  }
+  if (!required && c.points.empty() && c.diagonal.kind == Source::Kind::Spike) return;
+  if (c.points.size() != p.stencil.points.size()) {
+    HETSTENCIL_THROW(InvalidArgument, stencil + " is variable with " + std::to_string(p.stencil.points.size()) +
+                                          " points but the problem has " + std::to_string(c.points.size()) +
+                                          " coefficient grids (coefficients.points): one per point");
+  }
+  const bool three_d = p.dimension() == 3;
+  const std::string interior = (three_d ? std::to_string(p.nz) + " x " : std::string()) + std::to_string(p.ny) +
+                               " x " + std::to_string(p.nx);
+  const auto check = [&](const Source& field, const std::string& name) {
+    const std::string what = stencil + ": coefficients." + name;
+    switch (field.kind) {
+      case Source::Kind::Spike:
+        HETSTENCIL_THROW(InvalidArgument, what + " is not set (a function or a grid of the interior, not the spike)");
+      case Source::Kind::Function:
+        if (!(three_d ? bool(field.function3) : bool(field.function))) {
+          HETSTENCIL_THROW(InvalidArgument, what + " is a function but no function of the " +
+                                                (three_d ? "3-D" : "2-D") + " coordinates was given");
+        }
+        return;
+      case Source::Kind::Grid:
+        if (static_cast<std::int64_t>(field.values.size()) != p.cells()) {
+          HETSTENCIL_THROW(InvalidArgument, what + " has " + std::to_string(field.values.size()) +
+                                                " values; an " + interior + " interior needs " +
+                                                std::to_string(p.cells()));
+        }
+        return;
+    }
+  };
+  for (std::size_t k = 0; k < c.points.size(); ++k) check(c.points[k], "points[" + std::to_string(k) + "]");
+  check(c.diagonal, "diagonal");
+}
+
+
+Coefficients diffusion_coefficients(const Problem& p, Field a) {
+  const double h = p.h();
+  Coefficients c;
+  const std::vector<StencilPoint> faces = Stencil::diffusion(2).points;
+  for (const StencilPoint& o : faces) {
+    c.points.push_back(Source::from_function([a, o, h](double x, double y) {
+      return a(x + 0.5 * h * o.dx, y + 0.5 * h * o.dy);
+    }));
+  }
+  c.diagonal = Source::from_function([a, faces, h](double x, double y) {
+    double sum = 0.0;
+    for (const StencilPoint& o : faces) sum += a(x + 0.5 * h * o.dx, y + 0.5 * h * o.dy);
+    return sum;
+  });
+  return c;
+}
+
+Coefficients diffusion_coefficients_3d(const Problem& p, Field3 a) {
+  const double h = p.h();
+  Coefficients c;
+  const std::vector<StencilPoint> faces = Stencil::diffusion(3).points;
+  for (const StencilPoint& o : faces) {
+    c.points.push_back(Source::from_function_3d([a, o, h](double x, double y, double z) {
+      return a(x + 0.5 * h * o.dx, y + 0.5 * h * o.dy, z + 0.5 * h * o.dz);
+    }));
+  }
+  c.diagonal = Source::from_function_3d([a, faces, h](double x, double y, double z) {
+    double sum = 0.0;
+    for (const StencilPoint& o : faces) sum += a(x + 0.5 * h * o.dx, y + 0.5 * h * o.dy, z + 0.5 * h * o.dz);
+    return sum;
+  });
+  return c;
 }
 
 }  // namespace hetstencil

@@ -27,8 +27,25 @@ struct Interior {
         last_col(shape.depth + shape.nx - 1) {}
 };
 
+// A stencil's update and residual at the grid's value `index`: the constant
+// weights, or a variable stencil's own (core/stencil_terms.hpp).
 template <class T>
-Residual residual_of(const Problem& p, const Grid<T>& u, const SourceTerm<T>& source, const StencilTerms<T>& terms) {
+struct CellTerms {
+  const StencilTerms<T>& terms;
+  const CoefficientTerms<T>& coefficients;
+
+  T update(const T* u, std::int64_t index, T sf) const {
+    if (coefficients.values.empty()) return terms.update(u + index, sf);
+    return terms.update(u + index, coefficients.at(index), coefficients.stride, sf);
+  }
+  T residual(const T* u, std::int64_t index, T sf) const {
+    if (coefficients.values.empty()) return terms.residual(u + index, sf);
+    return terms.residual(u + index, coefficients.at(index), coefficients.stride, sf);
+  }
+};
+
+template <class T>
+Residual residual_of(const Problem& p, const Grid<T>& u, const SourceTerm<T>& source, const CellTerms<T>& terms) {
   const GridShape& shape = u.shape();
   const Interior in(shape);
   const bool three_d = shape.dimension() == 3;
@@ -39,7 +56,7 @@ Residual residual_of(const Problem& p, const Grid<T>& u, const SourceTerm<T>& so
     for (std::int64_t i = in.first; i <= in.last_row; ++i) {
       const std::int64_t row = (k * shape.rows() + i) * shape.cols();
       const RowResidual r = residual_segments(in.first, shape.nx, [&](std::int64_t j) {
-        return double(terms.residual(u.data() + row + j, source.at_index(row + j)));
+        return double(terms.residual(u.data(), row + j, source.at_index(row + j)));
       });
       if (three_d) {
         plane_sum += r.sum_sq;
@@ -62,7 +79,9 @@ Result reference_solve(const Problem& p) {
   const SourceTerm<T> source = make_source_term<T>(p);
   Grid<T> u = initial_grid<T>(p);
   Grid<T> v = u;
-  const StencilTerms<T> terms = stencil_terms<T>(p.stencil, u.shape());
+  const StencilTerms<T> constant = stencil_terms<T>(p.stencil, u.shape());
+  const CoefficientTerms<T> coefficients = make_coefficient_terms<T>(p);
+  const CellTerms<T> terms{constant, coefficients};
   const Interior in(u.shape());
   Report report;
   Residual r0;
@@ -81,7 +100,7 @@ Result reference_solve(const Problem& p) {
       for (std::int64_t i = in.first; i <= in.last_row; ++i) {
         const std::int64_t row = (k * u.rows() + i) * u.cols();
         for (std::int64_t j = in.first; j <= in.last_col; ++j) {
-          v.data()[row + j] = terms.update(u.data() + row + j, source.at_index(row + j));
+          v.data()[row + j] = terms.update(u.data(), row + j, source.at_index(row + j));
         }
       }
     }
@@ -123,7 +142,9 @@ Grid<T> initial_grid(const Problem& p) {
 
 template <class T>
 Residual residual(const Problem& p, const Grid<T>& u) {
-  return residual_of(p, u, make_source_term<T>(p), stencil_terms<T>(p.stencil, u.shape()));
+  const StencilTerms<T> constant = stencil_terms<T>(p.stencil, u.shape());
+  const CoefficientTerms<T> coefficients = make_coefficient_terms<T>(p);
+  return residual_of(p, u, make_source_term<T>(p), CellTerms<T>{constant, coefficients});
 }
 
 Result solve_reference(const Problem& p) {

@@ -120,7 +120,7 @@ void Stencil::validate() const {
 
 bool Stencil::operator==(const Stencil& other) const {
   return name == other.name && dimension == other.dimension && points == other.points &&
-         diagonal == other.diagonal && source_scale == other.source_scale;
+         diagonal == other.diagonal && source_scale == other.source_scale && variable == other.variable;
 }
 
 std::vector<std::string> builtin_stencil_names() { return {"poisson5", "box9", "poisson7", "box27", "star4"}; }
@@ -138,6 +138,16 @@ Stencil Stencil::builtin(const std::string& name) {
   std::string names;
   for (const std::string& n : builtin_stencil_names()) names += (names.empty() ? "" : ", ") + n;
   HETSTENCIL_THROW(InvalidArgument, "no built-in stencil is called " + as_typed(name) + " (built-ins: " + names + ")");
+}
+
+Stencil Stencil::diffusion(int dimension) {
+  if (dimension != 2 && dimension != 3) {
+    HETSTENCIL_THROW(InvalidArgument, "a diffusion stencil is 2-D or 3-D, not " + std::to_string(dimension) + "-D");
+  }
+  // Unit weights and diagonal: the faces' conductivities are all in the coefficients.
+  Stencil s = make(dimension == 3 ? "diffusion7" : "diffusion5", dimension, star(dimension, 1, {0, 1}), 1, 1);
+  s.variable = true;
+  return s;
 }
 
 bool is_poisson5(const Stencil& stencil) {

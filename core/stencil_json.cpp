@@ -70,6 +70,10 @@ Stencil from_json(const json& j) {
   s.dimension = static_cast<int>(dimension.get<long long>());
   s.diagonal = number(member(j, "diagonal"), "diagonal");
   if (j.contains("source_scale")) s.source_scale = source_scale(j.at("source_scale"));
+  if (j.contains("variable")) {
+    if (!j.at("variable").is_boolean()) fault("variable", "expected true or false, got " + shown(j.at("variable")));
+    s.variable = j.at("variable").get<bool>();
+  }
   const json& points = member(j, "points");
   if (!points.is_array()) fault("points", "expected an array, got " + shown(points));
   const char* names = s.dimension == 3 ? "[dx, dy, dz]" : "[dx, dy]";
@@ -128,6 +132,7 @@ std::string stencil_json(const Stencil& s) {
   j["dimension"] = s.dimension;
   j["diagonal"] = s.diagonal;
   j["source_scale"] = {{"factor", s.source_scale.factor}, {"times_h2", s.source_scale.times_h2}};
+  if (s.variable) j["variable"] = true;
   j["points"] = json::array();
   for (const StencilPoint& p : s.points) {
     json offset = json::array({p.dx, p.dy});

@@ -4,6 +4,13 @@
 // in precision T, the sum in the description's order from its first term. For
 // poisson5 this is Poisson5 (core/stencil_update.hpp) bit for bit: weights of 1
 // multiply exactly, and x / 4 and 0.25 * x are the same correctly rounded value.
+// A variable stencil takes each cell's own weights and diagonal instead, a_k(p)
+// = w_k c_k(p) and D(p) = d c_d(p), made once in double and rounded to T
+// (core/source_term.hpp, CoefficientTerms), then the same operations:
+//   u'(p) = (sum_k a_k(p) u(p + o_k) + s f(p)) / D(p)
+//   rho   = s f(p) - (D(p) u(p) - sum_k a_k(p) u(p + o_k))
+// Each grid a_k, then D, is laid out as the values of u (`stride` values
+// apart), so a cell's a_k sits at the cell's index in grid k.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +37,28 @@ struct StencilTerms {
   T update(const T* p, T sf) const { return (neighbours(p) + sf) / diagonal; }
   /// s times the residual f - A u at the cell p points at.
   T residual(const T* p, T sf) const { return sf - (diagonal * p[0] - neighbours(p)); }
+
+  /// A variable stencil's sum_k a_k(p) u[p + o_k]: a points at the cell's
+  /// a_0, a_k is a[k * stride].
+  T neighbours(const T* p, const T* a, std::int64_t stride) const {
+    T sum = a[0] * p[offsets[0]];
+    for (std::size_t k = 1; k < offsets.size(); ++k) {
+      sum = sum + a[static_cast<std::int64_t>(k) * stride] * p[offsets[k]];
+    }
+    return sum;
+  }
+  /// A variable stencil's D(p), after the points' grids.
+  T diagonal_at(const T* a, std::int64_t stride) const {
+    return a[static_cast<std::int64_t>(offsets.size()) * stride];
+  }
+  /// A variable stencil's next iterate of the cell p points at.
+  T update(const T* p, const T* a, std::int64_t stride, T sf) const {
+    return (neighbours(p, a, stride) + sf) / diagonal_at(a, stride);
+  }
+  /// A variable stencil's s times the residual f - A u at the cell p points at.
+  T residual(const T* p, const T* a, std::int64_t stride, T sf) const {
+    return sf - (diagonal_at(a, stride) * p[0] - neighbours(p, a, stride));
+  }
 };
 
 /// The stencil's terms for grids of `shape` (only its rows() and cols() matter).

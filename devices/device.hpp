@@ -103,6 +103,9 @@ struct StencilJob {
   void* result = nullptr;         ///< shape().values() solution, filled by detach(); none when null
   const void* h2f = nullptr;      ///< shape().values() s*f, or nullptr when the source is the spike
   bool grid_source = false;       ///< the right-hand side is a grid (h2f), even before h2f is set
+  /// A variable stencil's weights per cell (core/source_term.hpp CoefficientTerms):
+  /// stencil.points.size() + 1 grids of shape().values() (a_k, then D), or nullptr.
+  const void* coefficients = nullptr;
   std::int64_t spike_row = -1;    ///< the spike's cell (s*f = 1 there), -1 when none
   std::int64_t spike_col = -1;
   std::int64_t spike_index = -1;  ///< the spike's index in the grid's values, -1 when none

@@ -17,6 +17,7 @@
 #include "hetstencil/statistics.hpp"
 #include "core/robust.hpp"
 #include "core/dispatch.hpp"
+#include "core/source_term.hpp"
 #include "core/timing_grid.hpp"
 #include "model/tune.hpp"
 
@@ -243,6 +244,11 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     Grid<T> grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(job.shape()); });
     job.initial = grid.data();
     job.result = nullptr;  // timings only: devices measured at once never write into the grid the others read
+    // A variable stencil sweeps with its grids: its curves carry their bytes.
+    const CoefficientTerms<T> coefficients = allocating(
+        "the calibration's coefficient grids", grid_size * (job.stencil.points.size() + 1),
+        [&] { return timing_coefficients<T>(job.stencil, job.shape()); });
+    job.coefficients = coefficients.values.empty() ? nullptr : coefficients.values.data();
     // Each device's own job: its own tuned parameters.
     std::vector<StencilJob> jobs(devices.size(), job);
     for (std::size_t k = 0; k < devices.size(); ++k) {

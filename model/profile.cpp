@@ -262,7 +262,8 @@ std::string stencil_tag(const Stencil& stencil) {
   unnamed.name.clear();
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
   for (const unsigned char c : stencil_json(unnamed)) hash = (hash ^ c) * 1099511628211ull;
-  return fmt::format("file:{:016x}", hash);
+  // A variable stencil reads its coefficient grids too: curves of its own, and a tag that says so.
+  return fmt::format("{}:{:016x}", stencil.variable ? "variable" : "file", hash);
 }
 
 std::string tuning_key(const Stencil& stencil, Precision precision) {
@@ -282,7 +283,11 @@ std::string stencil_rate_key(const Problem& problem) {
   return tag + "/" + to_string(problem.precision) + "/" + width;
 }
 
-double cell_cost(const Stencil& stencil) { return 1.0 + static_cast<double>(stencil.points.size()); }
+double cell_cost(const Stencil& stencil) {
+  const double points = static_cast<double>(stencil.points.size());
+  // A variable stencil also loads each term's coefficient and the centre's.
+  return stencil.variable ? 2.0 + 2.0 * points : 1.0 + points;
+}
 
 namespace {
 

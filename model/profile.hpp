@@ -113,7 +113,8 @@ std::string rate_key(Precision precision, std::int64_t nx, const VariantChoice& 
 /// rate_key's), a built-in's name for a built-in (by value, under any name), and
 /// "file:<16 hex digits>" for any other description: an FNV-1a hash of its
 /// canonical JSON (stencil_json) without its name, so that a description keeps
-/// its curves whatever its file or name.
+/// its curves whatever its file or name; "variable:<16 hex digits>" for a
+/// variable stencil (Stencil::variable), whose sweeps also read its coefficient grids.
 std::string stencil_tag(const Stencil& stencil);
 /// The key of a device's tuned parameters: "<stencil>/<precision>", the
 /// stencil as stencil_tag names it ("poisson5" for poisson5): "box9/float".
@@ -145,7 +146,8 @@ struct StencilModel {
 StencilModel model_for_stencil(const Profile& named, const Problem& problem);
 /// What the model takes a cell's update of `stencil` to cost, relative to
 /// others: its terms (a load and a multiply-add each) and the centre's
-/// divide, 1 + points.
+/// divide, 1 + points; a variable stencil's terms and centre load their
+/// coefficients too, 2 + 2 points.
 double cell_cost(const Stencil& stencil);
 /// The variant a device's curves are kept for: a CPU device sweeps plainly under any.
 VariantChoice swept_by(DeviceKind kind, const VariantChoice& variant);

@@ -8,6 +8,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "core/dispatch.hpp"
+#include "core/source_term.hpp"
 #include "core/timing_grid.hpp"
 #include "devices/backend.hpp"
 #include "devices/slab_memory.hpp"

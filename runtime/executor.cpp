@@ -146,10 +146,14 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   // One grid holds the initial iterate for attach() and receives the solution
   // in detach(); the devices hold their own slabs in between.
   Grid<T> grid = allocating("the host's grid", grid_size, [&] { return initial_grid<T>(problem); });
+  const CoefficientTerms<T> coefficients = allocating(
+      "the host's coefficient grids", problem.stencil.variable ? grid_size * (problem.stencil.points.size() + 1) : 0,
+      [&] { return make_coefficient_terms<T>(problem); });
   StencilJob job = job_of(problem, plan);
   job.initial = grid.data();
   job.result = grid.data();
   job.h2f = source.h2f.empty() ? nullptr : source.h2f.data();
+  job.coefficients = coefficients.values.empty() ? nullptr : coefficients.values.data();
   job.spike_row = source.spike_row;
   job.spike_col = source.spike_col;
   job.spike_index = source.spike_index;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/dispatch.hpp"
+#include "core/source_term.hpp"
 #include "core/timing_grid.hpp"
 #include "devices/slab_memory.hpp"
 #include "hetstencil/grid.hpp"
@@ -63,12 +64,17 @@ SweepVsCopy time_stencil(Device& device, StencilJob& job, int repetitions) {
     const std::uint64_t bytes = static_cast<std::uint64_t>(shape.values()) * sizeof(T);
     check_memory_for(job, bytes, {{&device, RowRange{1, job.units()}}});
     Grid<T> grid = allocating("the host grid", bytes, [&] { return timing_grid<T>(shape); });
+    const CoefficientTerms<T> coefficients =
+        allocating("the host's coefficient grids", bytes * (job.stencil.points.size() + 1),
+                   [&] { return timing_coefficients<T>(job.stencil, shape); });
     job.initial = grid.data();
     job.result = nullptr;
+    job.coefficients = coefficients.values.empty() ? nullptr : coefficients.values.data();
     device.attach(job, RowRange{1, job.units()});
     const SweepVsCopy t = device.sweep_vs_copy(job, repetitions);
     device.detach();
     job.initial = nullptr;
+    job.coefficients = nullptr;
     return t;
   });
 }
@@ -77,13 +83,22 @@ std::vector<double> stencil_sweep_samples(Device& device, StencilJob& job, const
   if (device.info().kind != DeviceKind::Cpu) {
     return device.measure_sweeps(job, {job.units()}, repetitions, false).front().sweep_s;
   }
-  job.initial = initial;
-  job.result = nullptr;
-  device.attach(job, RowRange{1, job.units()});
-  std::vector<double> samples = device.measure_sweeps(job, {job.units()}, repetitions, false).front().sweep_s;
-  device.detach();
-  job.initial = nullptr;
-  return samples;
+  return dispatch(job.precision, [&](auto zero) {
+    using T = decltype(zero);
+    const std::uint64_t bytes = static_cast<std::uint64_t>(job.shape().values()) * sizeof(T);
+    const CoefficientTerms<T> coefficients =
+        allocating("the host's coefficient grids", bytes * (job.stencil.points.size() + 1),
+                   [&] { return timing_coefficients<T>(job.stencil, job.shape()); });
+    job.initial = initial;
+    job.result = nullptr;
+    job.coefficients = coefficients.values.empty() ? nullptr : coefficients.values.data();
+    device.attach(job, RowRange{1, job.units()});
+    std::vector<double> samples = device.measure_sweeps(job, {job.units()}, repetitions, false).front().sweep_s;
+    device.detach();
+    job.initial = nullptr;
+    job.coefficients = nullptr;
+    return samples;
+  });
 }
 
 }  // namespace hetstencil

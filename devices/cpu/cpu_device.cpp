@@ -211,6 +211,10 @@ void CpuDevice::sweep_units_of(int worker, int from, std::int64_t begin, std::in
   SlabSource<T> source;
   source.sf = h2f ? h2f + base_index : nullptr;
   source.spike_index = job_->spike_index >= 0 ? job_->spike_index - base_index : -1;
+  if (job_->coefficients) {
+    source.coefficients = static_cast<const T*>(job_->coefficients) + base_index;
+    source.stride = job_->shape().values();
+  }
   sweep_units(terms<T>(), view, row<T>(from, base), row<T>(1 - from, base), source, 0, b.size(), blocking_,
               streaming_stores(end - begin));
 }
@@ -223,6 +227,8 @@ void CpuDevice::residual_units(int worker, int current, std::int64_t count) {
   const std::int64_t d = shape.depth;
   const bool three_d = shape.dimension() == 3;
   const T* h2f = static_cast<const T*>(job_->h2f);
+  const T* coefficients = static_cast<const T*>(job_->coefficients);
+  const std::int64_t stride = shape.values();
   std::vector<T> sums(static_cast<std::size_t>(shape.nx));  // a row's neighbour sums, from its first interior value
   double max_abs = 0.0;
   for (std::int64_t r = b.begin; r < b.end; ++r) {
@@ -231,12 +237,14 @@ void CpuDevice::residual_units(int worker, int current, std::int64_t count) {
     double sum = 0.0;  // of the unit's rows, in row order
     for (std::int64_t i = three_d ? d : 0; i < (three_d ? d + shape.ny : 1); ++i) {
       const std::int64_t at = i * shape.cols();
-      row_neighbours(update, blocking_, u + at + d, sums.data(), shape.nx);
+      const T* a = coefficients ? coefficients + index + at + d : nullptr;
+      row_neighbours(update, blocking_, u + at + d, sums.data(), shape.nx, a, stride);
       // StencilTerms::residual with the neighbours' sum taken from sums.
       const RowResidual rr = residual_segments(d, shape.nx, [&](std::int64_t j) {
         const std::int64_t cell = index + at + j;
         const T sf = h2f ? h2f[cell] : (cell == job_->spike_index ? T(1) : T(0));
-        return double(sf - (update.diagonal * u[at + j] - sums[static_cast<std::size_t>(j - d)]));
+        const T diagonal = a ? update.diagonal_at(a + (j - d), stride) : update.diagonal;
+        return double(sf - (diagonal * u[at + j] - sums[static_cast<std::size_t>(j - d)]));
       });
       sum += rr.sum_sq;
       max_abs = std::max(max_abs, rr.max_abs);

@@ -18,35 +18,49 @@ namespace hetstencil {
 namespace sweep_detail {
 
 // sum[j] (= First ? 0 : sum[j]) + w_0 u[j + o_0] + ... + w_{G-1} u[j + o_{G-1}],
-// added left to right, for j in [0, n).
-template <class T, int G, bool First>
+// added left to right, for j in [0, n). A Variable stencil's w_g is the cell's
+// own, weights[g * stride + j] (weights at a_0 of cell 0); else weights[g].
+template <class T, int G, bool First, bool Variable>
 [[gnu::always_inline]] inline void add_points(T* __restrict sum, const T* __restrict u,
-                                              const std::int64_t* offsets, const T* weights, std::int64_t n) {
+                                              const std::int64_t* offsets, const T* weights, std::int64_t stride,
+                                              std::int64_t n) {
   const T* __restrict p[G];
+  const T* __restrict c[G];
   T w[G];
   for (int g = 0; g < G; ++g) {
     p[g] = u + offsets[g];
-    w[g] = weights[g];
+    if constexpr (Variable) {
+      c[g] = weights + g * stride;
+    } else {
+      w[g] = weights[g];
+    }
   }
+  const auto weight = [&](int g, std::int64_t j) __attribute__((always_inline)) {
+    if constexpr (Variable) {
+      return c[g][j];
+    } else {
+      return w[g];
+    }
+  };
   for (std::int64_t j = 0; j < n; ++j) {
-    T s = First ? w[0] * p[0][j] : sum[j] + w[0] * p[0][j];
-    for (int g = 1; g < G; ++g) s = s + w[g] * p[g][j];
+    T s = First ? weight(0, j) * p[0][j] : sum[j] + weight(0, j) * p[0][j];
+    for (int g = 1; g < G; ++g) s = s + weight(g, j) * p[g][j];
     sum[j] = s;
   }
 }
 
-template <class T, bool First>
+template <class T, bool First, bool Variable>
 [[gnu::always_inline]] inline void add_points(int g, T* sum, const T* u, const std::int64_t* offsets,
-                                              const T* weights, std::int64_t n) {
+                                              const T* weights, std::int64_t stride, std::int64_t n) {
   switch (g) {
-    case 1: return add_points<T, 1, First>(sum, u, offsets, weights, n);
-    case 2: return add_points<T, 2, First>(sum, u, offsets, weights, n);
-    case 3: return add_points<T, 3, First>(sum, u, offsets, weights, n);
-    case 4: return add_points<T, 4, First>(sum, u, offsets, weights, n);
-    case 5: return add_points<T, 5, First>(sum, u, offsets, weights, n);
-    case 6: return add_points<T, 6, First>(sum, u, offsets, weights, n);
-    case 7: return add_points<T, 7, First>(sum, u, offsets, weights, n);
-    default: return add_points<T, 8, First>(sum, u, offsets, weights, n);
+    case 1: return add_points<T, 1, First, Variable>(sum, u, offsets, weights, stride, n);
+    case 2: return add_points<T, 2, First, Variable>(sum, u, offsets, weights, stride, n);
+    case 3: return add_points<T, 3, First, Variable>(sum, u, offsets, weights, stride, n);
+    case 4: return add_points<T, 4, First, Variable>(sum, u, offsets, weights, stride, n);
+    case 5: return add_points<T, 5, First, Variable>(sum, u, offsets, weights, stride, n);
+    case 6: return add_points<T, 6, First, Variable>(sum, u, offsets, weights, stride, n);
+    case 7: return add_points<T, 7, First, Variable>(sum, u, offsets, weights, stride, n);
+    default: return add_points<T, 8, First, Variable>(sum, u, offsets, weights, stride, n);
   }
 }
 
@@ -95,6 +109,18 @@ template <class T, bool ByReciprocal>
   }
 }
 
+// out[j] = (sum[j] + sf[j]) / diagonal[j] (sf nullptr: + 0): a variable
+// stencil's finish, each cell divided by its own D.
+template <class T>
+[[gnu::always_inline]] inline void finish_variable(const T* __restrict sum, const T* __restrict sf,
+                                                   const T* __restrict diagonal, T* __restrict out, std::int64_t n) {
+  if (sf) {
+    for (std::int64_t j = 0; j < n; ++j) out[j] = (sum[j] + sf[j]) / diagonal[j];
+  } else {
+    for (std::int64_t j = 0; j < n; ++j) out[j] = (sum[j] + T(0)) / diagonal[j];
+  }
+}
+
 template <class T>
 [[gnu::always_inline]] inline void finish(const T* sum, const T* sf, const Divide<T>& divide, T* out, std::int64_t n,
                                           bool streaming) {
@@ -118,7 +144,8 @@ inline std::int64_t to_line(const T* p) {
 /// row_neighbours (stencil_sweep.hpp), inlined into its caller.
 template <class T>
 [[gnu::always_inline]] inline void row_neighbours_inline(const StencilTerms<T>& terms, const SweepBlocking& blocking,
-                                                         const T* u, T* sums, std::int64_t n) {
+                                                         const T* u, T* sums, std::int64_t n,
+                                                         const T* coefficients = nullptr, std::int64_t stride = 0) {
   const std::int64_t chunk = std::clamp<std::int64_t>(blocking.chunk_values, 1, kMaxChunkValues);
   const int per_pass = std::clamp(blocking.points_per_pass, 1, kMaxPointsPerPass);
   const std::size_t points = terms.offsets.size();
@@ -126,10 +153,18 @@ template <class T>
     const std::int64_t m = std::min(chunk, n - j0);
     for (std::size_t k = 0; k < points;) {
       const int g = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(per_pass), points - k));
-      if (k == 0) {
-        sweep_detail::add_points<T, true>(g, sums + j0, u + j0, &terms.offsets[k], &terms.weights[k], m);
+      const std::int64_t* o = &terms.offsets[k];
+      if (coefficients) {
+        const T* a = coefficients + static_cast<std::int64_t>(k) * stride + j0;
+        if (k == 0) {
+          sweep_detail::add_points<T, true, true>(g, sums + j0, u + j0, o, a, stride, m);
+        } else {
+          sweep_detail::add_points<T, false, true>(g, sums + j0, u + j0, o, a, stride, m);
+        }
+      } else if (k == 0) {
+        sweep_detail::add_points<T, true, false>(g, sums + j0, u + j0, o, &terms.weights[k], 0, m);
       } else {
-        sweep_detail::add_points<T, false>(g, sums + j0, u + j0, &terms.offsets[k], &terms.weights[k], m);
+        sweep_detail::add_points<T, false, false>(g, sums + j0, u + j0, o, &terms.weights[k], 0, m);
       }
       k += static_cast<std::size_t>(g);
     }
@@ -160,17 +195,25 @@ template <class T>
     const T* u = in + row;
     T* o = out + row;
     const T* f = source.sf ? source.sf + row : nullptr;
+    const T* a = source.coefficients ? source.coefficients + row : nullptr;
+    const std::int64_t stride = source.stride;
+    const std::int64_t diagonal_grid = static_cast<std::int64_t>(terms.offsets.size()) * stride;  // D after the a_k
     const std::int64_t spike = source.spike_index - row;
     const bool has_spike = !f && spike >= c0 && spike < c1;
     // The first chunk ends where out's first whole line begins.
     std::int64_t m = std::min(c1 - c0, c0 == 0 ? sweep_detail::to_line<T>(o) : chunk);
     if (m == 0) m = std::min(c1 - c0, chunk);
     for (std::int64_t j0 = c0; j0 < c1; j0 += m, m = std::min(chunk, c1 - j0)) {
-      row_neighbours_inline(terms, blocking, u + j0, sums, m);
+      row_neighbours_inline(terms, blocking, u + j0, sums, m, a ? a + j0 : nullptr, stride);
+      if (a) {
+        // Each cell's own D: plain stores (a variable stencil's sweep reads K + 1 more grids than it writes).
+        sweep_detail::finish_variable(sums, f ? f + j0 : nullptr, a + j0 + diagonal_grid, o + j0, m);
+        continue;
+      }
       // The spike's row is stored plainly, so that its cell can be overwritten in order.
       sweep_detail::finish(sums, f ? f + j0 : nullptr, divide, o + j0, m, streaming && !has_spike);
     }
-    if (has_spike) o[spike] = terms.update(u + spike, T(1));
+    if (has_spike) o[spike] = a ? terms.update(u + spike, a + spike, stride, T(1)) : terms.update(u + spike, T(1));
   };
   if (slab.dimension() == 3) {
     // Tiles of tile_x columns (whole lines of out, from each row's first

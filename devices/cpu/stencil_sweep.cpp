@@ -31,14 +31,14 @@ void sweep_units(const StencilTerms<double>& terms, const GridShape& slab, const
 
 HETSTENCIL_SWEEP_CLONES
 void row_neighbours(const StencilTerms<float>& terms, const SweepBlocking& blocking, const float* u, float* sums,
-                    std::int64_t n) {
-  row_neighbours_inline(terms, blocking, u, sums, n);
+                    std::int64_t n, const float* coefficients, std::int64_t stride) {
+  row_neighbours_inline(terms, blocking, u, sums, n, coefficients, stride);
 }
 
 HETSTENCIL_SWEEP_CLONES
 void row_neighbours(const StencilTerms<double>& terms, const SweepBlocking& blocking, const double* u, double* sums,
-                    std::int64_t n) {
-  row_neighbours_inline(terms, blocking, u, sums, n);
+                    std::int64_t n, const double* coefficients, std::int64_t stride) {
+  row_neighbours_inline(terms, blocking, u, sums, n, coefficients, stride);
 }
 
 }  // namespace hetstencil

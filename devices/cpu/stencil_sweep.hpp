@@ -49,12 +49,17 @@ struct SweepBlocking {
   int tile_rows_per_radius = 4;
 };
 
-/// s*f of a slab: per value of the slab (nullptr: zero) and the slab's index of
-/// the spike (s*f = 1 there), or -1.
+/// What a slab's cells add besides u: s*f per value of the slab (nullptr:
+/// zero) and the slab's index of the spike (s*f = 1 there), or -1; and a
+/// variable stencil's weights per cell (core/stencil_terms.hpp): its grid a_0
+/// from the slab's first value, a_k and D `stride` values apart each (nullptr:
+/// the stencil's constant weights).
 template <class T>
 struct SlabSource {
   const T* sf = nullptr;
   std::int64_t spike_index = -1;
+  const T* coefficients = nullptr;
+  std::int64_t stride = 0;
 };
 
 /// Updates the interior cells of the slab's interior units [begin, end)
@@ -70,10 +75,12 @@ void sweep_units(const StencilTerms<double>& terms, const GridShape& slab, const
                  const SweepBlocking& blocking = {}, bool streaming = false);
 
 /// sums[j] = sum_k w_k u[j + o_k] for j in [0, n) (StencilTerms::neighbours of
-/// each cell, the same bits), a chunk at a time: the residual's sums.
+/// each cell, the same bits), a chunk at a time: the residual's sums. With
+/// `coefficients` (a variable stencil's a_0 of cell 0, a_k `stride` values
+/// further each), the cells' own weights.
 void row_neighbours(const StencilTerms<float>& terms, const SweepBlocking& blocking, const float* u, float* sums,
-                    std::int64_t n);
+                    std::int64_t n, const float* coefficients = nullptr, std::int64_t stride = 0);
 void row_neighbours(const StencilTerms<double>& terms, const SweepBlocking& blocking, const double* u, double* sums,
-                    std::int64_t n);
+                    std::int64_t n, const double* coefficients = nullptr, std::int64_t stride = 0);
 
 }  // namespace hetstencil

@@ -8,6 +8,7 @@
 #include "core/dispatch.hpp"
 #include "core/log.hpp"
 #include "devices/affinity.hpp"
+#include "devices/cuda/coefficient_kernels.cuh"
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/cuda_row_mover.hpp"
@@ -52,7 +53,8 @@ class CudaStencilSlab final : public CudaStencilRunner {
     const std::uint64_t buffer = static_cast<std::uint64_t>(units) * job.unit_bytes();
     const bool sf = job.grid_source || job.h2f != nullptr;
     const std::uint64_t sums = static_cast<std::uint64_t>(rows.count * slab.lines * slab.segments) * sizeof(double);
-    return (sf ? 3 : 2) * buffer + 2 * sums + 2 * static_cast<std::uint64_t>(rows.count) * sizeof(double) +
+    const std::uint64_t coefficients = job.stencil.variable ? (job.stencil.points.size() + 1) * buffer : 0;
+    return (sf ? 3 : 2) * buffer + coefficients + 2 * sums + 2 * static_cast<std::uint64_t>(rows.count) * sizeof(double) +
            staged_bytes(job);
   }
 
@@ -176,6 +178,9 @@ class CudaStencilSlab final : public CudaStencilRunner {
     graphs_.clear();
     for (auto& b : buffers_) b.reset();
     sf_.reset();
+    coefficients_.reset();
+    variable_float_.reset();
+    variable_double_.reset();
     segment_sums_.reset();
     segment_max_.reset();
     unit_stats_.reset();
@@ -229,6 +234,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
                                        cudaMemcpyHostToDevice),
                             context("copying the right-hand side to the GPU"));
     }
+    if (job_->coefficients) attach_coefficients<T>(buffer, from);
     const std::int64_t first_value = base_unit_ * job_->unit_values();
     spike_ = job_->spike_index >= first_value && job_->spike_index < first_value + units_ * job_->unit_values()
                  ? job_->spike_index - first_value
@@ -268,6 +274,36 @@ class CudaStencilSlab final : public CudaStencilRunner {
     times_ = {};
   }
 
+  // A variable stencil's grids (a_k, then D) over the slab's units, each a
+  // buffer long, and the kernel that reads them.
+  template <class T>
+  void attach_coefficients(std::size_t buffer, std::size_t from) {
+    const std::size_t grids = job_->stencil.points.size() + 1;
+    const std::size_t grid_bytes = static_cast<std::size_t>(job_->shape().values()) * sizeof(T);
+    coefficients_ = cuda::DeviceMemory(grids * buffer, context("allocating the coefficient grids"));
+    for (std::size_t k = 0; k < grids; ++k) {
+      HETSTENCIL_CUDA_CHECK(cudaMemcpy(coefficients_.get<char>() + k * buffer,
+                                       static_cast<const char*>(job_->coefficients) + k * grid_bytes + from, buffer,
+                                       cudaMemcpyHostToDevice),
+                            context("copying the coefficient grids to the GPU"));
+    }
+    auto made = std::make_unique<cuda::CoefficientCode<T>>(stencil_terms<T>(job_->stencil, job_->shape()));
+    if constexpr (std::is_same_v<T, float>) {
+      variable_float_ = std::move(made);
+    } else {
+      variable_double_ = std::move(made);
+    }
+  }
+
+  template <class T>
+  const cuda::CoefficientCode<T>* variable_code() const {
+    if constexpr (std::is_same_v<T, float>) {
+      return variable_float_.get();
+    } else {
+      return variable_double_.get();
+    }
+  }
+
   // Sweeps buffer units [begin, end) of iterate t into iterate t + 1 (none:
   // the residual alone), folding the residual of the owned units when `check`.
   template <class T>
@@ -285,7 +321,11 @@ class CudaStencilSlab final : public CudaStencilRunner {
     }
     pass.segment_sums = segment_sums_.get<double>();
     pass.segment_max = segment_max_.get<double>();
-    code<T>().launch(slab_, pass, stream);
+    if (const cuda::CoefficientCode<T>* variable = variable_code<T>()) {
+      variable->launch(slab_, pass, {coefficients_.get<T>(), units_ * job_->unit_values()}, stream);
+    } else {
+      code<T>().launch(slab_, pass, stream);
+    }
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context(update ? "launching a sweep" : "launching the residual"));
   }
 
@@ -480,6 +520,9 @@ class CudaStencilSlab final : public CudaStencilRunner {
   std::int64_t spike_ = -1;          // the spike's index in a buffer, or -1
   std::unique_ptr<cuda::StencilCode<float>> code_float_;
   std::unique_ptr<cuda::StencilCode<double>> code_double_;
+  std::unique_ptr<cuda::CoefficientCode<float>> variable_float_;   // a variable stencil's kernel, else null
+  std::unique_ptr<cuda::CoefficientCode<double>> variable_double_;
+  cuda::DeviceMemory coefficients_;  // a variable stencil's grids over the slab
   cuda::DeviceMemory buffers_[2];
   cuda::DeviceMemory sf_;
   cuda::DeviceMemory segment_sums_;

@@ -3,7 +3,7 @@
 //   u' = (a (u_W + u_E) + b (u_S + u_N) + c (u_D + u_U) + h^2 f) / (2 (a + b + c)).
 // Solved on every device with a kernel for it, checked bit for bit against the
 // sequential reference, and against the exact solution of a problem that has one.
-// (Coefficients that vary from cell to cell are not supported yet.)
+// (Coefficients that vary from cell to cell: variable_diffusion_3d.cpp.)
 //
 //   build/examples/anisotropic_3d [n]
 #include <cmath>

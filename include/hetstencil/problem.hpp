@@ -81,6 +81,26 @@ struct HETSTENCIL_API Source {
   static Source from_grid(std::vector<double> interior_values);
 };
 
+/// The coefficient grids of a variable stencil (Stencil::variable): c_k for
+/// each of its points, in its order, and c_d for its diagonal, so that
+/// a_k(p) = w_k c_k(p) and D(p) = d c_d(p) (hetstencil/stencil.hpp). Each is a
+/// field over the interior cells, as a Source holds one: a function of the
+/// coordinates (Source::from_function, from_function_3d) or (nz x) ny x nx
+/// values (Source::from_grid); the spike is not a field. Empty (no points)
+/// for a constant stencil.
+///
+/// ```cpp
+/// p.stencil = hetstencil::Stencil::diffusion(3);   // -div(a grad u) = f
+/// p.nx = p.ny = p.nz = 64;                         // before: h is the faces' spacing
+/// p.coefficients = hetstencil::diffusion_coefficients_3d(p, [](double x, double y, double z) {
+///   return 1.0 + x * y * z;
+/// });
+/// ```
+struct HETSTENCIL_API Coefficients {
+  std::vector<Source> points;  ///< c_k, one per point of the stencil, in its order
+  Source diagonal;             ///< c_d
+};
+
 /// Dirichlet values on the grid's outer ring: a constant or a function.
 struct HETSTENCIL_API Boundary {
   double value = 0.0;  ///< the value on the whole ring, unless a function is set
@@ -151,6 +171,11 @@ struct HETSTENCIL_API Problem {
   Source source = Source::spike();          ///< f
   Boundary boundary;                        ///< the Dirichlet values on the ring
   StopRule stop;                            ///< when to stop
+  /// The coefficient grids of a variable stencil; empty for a constant one.
+  /// validate() checks them where given (a plan or a prediction needs none); a
+  /// solve needs them, and checks their values as it evaluates them (finite,
+  /// D(p) != 0 in the problem's precision), naming the field and the cell.
+  Coefficients coefficients;
 
   /// Grid step: h = 1 / (longest side + 1), nz counted in 3-D only. A cubic
   /// (square) grid covers the unit cube (square); otherwise the domain is
@@ -167,5 +192,14 @@ struct HETSTENCIL_API Problem {
   /// Throws InvalidArgument naming the first thing wrong.
   void validate() const;
 };
+
+/// The coefficients of -div(a grad u) = f on p's 2-D grid with
+/// Stencil::diffusion(2): the conductivity a at each face of a cell,
+/// c_k(p) = a(midpoint of p and p + o_k), and c_d(p) the sum of the cell's four
+/// (in the points' order, in double). p's sizes must be set first: they fix h,
+/// the faces' spacing.
+HETSTENCIL_API Coefficients diffusion_coefficients(const Problem& p, Field a);
+/// The same for a 3-D grid with Stencil::diffusion(3): six faces a cell.
+HETSTENCIL_API Coefficients diffusion_coefficients_3d(const Problem& p, Field3 a);
 
 }  // namespace hetstencil

@@ -10,6 +10,16 @@
 /// to it) and without fused multiply-adds. The residual of a cell is
 /// s f - (d u(p) - sum_k w_k u(p + o_k)), the same sum in the same order.
 ///
+/// A variable stencil (`variable`, as in div(a grad u)) multiplies each weight
+/// and the diagonal by a coefficient of the cell, c_k(p) and c_d(p), given by the
+/// problem (Problem::coefficients). Its update is
+///
+///   u'(p) = (sum_k a_k(p) u(p + o_k) + s f(p)) / D(p),
+///   a_k(p) = w_k c_k(p),  D(p) = d c_d(p)
+///
+/// with a_k and D computed once in double and rounded to the problem's
+/// precision, then the same operations in the same order as a constant stencil.
+///
 /// ```cpp
 /// hetstencil::Stencil box = hetstencil::Stencil::builtin("box9");
 /// hetstencil::Stencil mine = hetstencil::read_stencil("examples/stencils/cross9.json");
@@ -62,6 +72,9 @@ struct HETSTENCIL_API Stencil {
   std::vector<StencilPoint> points;  ///< the neighbours, in the order the update adds them
   double diagonal = 0.0;             ///< d, the centre's coefficient: finite, non-zero
   SourceScale source_scale;          ///< s, h^2 unless set
+  /// Whether each weight and the diagonal are multiplied by a coefficient grid
+  /// of the problem (Problem::coefficients): div(a grad u) and the like.
+  bool variable = false;
 
   /// The farthest any point lies from the centre along any axis (the depth of
   /// the boundary ring and of the halos).
@@ -69,7 +82,7 @@ struct HETSTENCIL_API Stencil {
   /// Throws InvalidArgument naming the stencil, the field and the point index
   /// of the first thing wrong (e.g. "points[3].offset: dx = 5 is beyond radius 4").
   void validate() const;
-  /// Same name, dimension, points in the same order, diagonal and source scale.
+  /// Same name, dimension, points in the same order, diagonal, source scale and variability.
   bool operator==(const Stencil& other) const;
   /// Not operator==.
   bool operator!=(const Stencil& other) const { return !(*this == other); }
@@ -77,9 +90,14 @@ struct HETSTENCIL_API Stencil {
   /// The built-in stencil called `name` (builtin_stencil_names()); throws
   /// InvalidArgument naming the built-ins otherwise.
   static Stencil builtin(const std::string& name);
+  /// The variable stencil of -div(a grad u) = f in `dimension` (2 or 3) dimensions:
+  /// poisson5's (poisson7's) points with weights 1 and diagonal 1, variable,
+  /// s = h^2, named "diffusion5" ("diffusion7"). Its coefficients come from
+  /// diffusion_coefficients() (hetstencil/problem.hpp).
+  static Stencil diffusion(int dimension);
 };
 
-/// Whether `stencil` is poisson5 by value (under any name): the stencil every
+/// Whether `stencil` is poisson5 by value (under any name; a variable stencil is not): the stencil every
 /// backend has a kernel for and the model has curves of, for now.
 HETSTENCIL_API bool is_poisson5(const Stencil& stencil);
 

@@ -37,7 +37,7 @@ const std::map<std::string, std::string>& sample_values() {
       {"--variant", "blocked"}, {"--depth", "2"}, {"--alpha", "2"}, {"--vary", "cpu0"}, {"--from", "0.4"},
       {"--to", "0.6"}, {"--step", "0.1"}, {"--repeats", "1"}, {"--json", "out.json"}, {"--csv", "out.csv"}, {"--plot", "out.png"},
       {"--reps", "1"}, {"--precision", "float"}, {"--sizes", "64,128"}, {"--runs", "1"}, {"--gpu", "0"},
-      {"--max-rows", "16"}, {"--stencil", "poisson7"}, {"--nz", "8"}, {"--gpus", "1"},
+      {"--max-rows", "16"}, {"--stencil", "poisson7"}, {"--nz", "8"}, {"--gpus", "1"}, {"--coefficients", "grids"},
       {"--plan", std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json"},
       {"--profile", std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json"},
       {"--topology", std::string(HETSTENCIL_FIXTURES) + "/topology/two_sockets_four_gpus.xml"}};

@@ -2,7 +2,50 @@
 
 #include "tools/hetstencil/option_checks.hpp"
 
+#include "hetstencil/error.hpp"
+#include "hetstencil/npy.hpp"
+
 namespace hetstencil::cli {
+namespace {
+
+// One coefficient field from `folder`/`file`: float64 values of p's interior, in its shape.
+Source coefficient_file(const Problem& p, const std::string& folder, const std::string& file) {
+  const std::string path = folder + "/" + file;
+  const Grid<double> grid = read_npy<double>(path, 0);
+  const bool three_d = p.dimension() == 3;
+  const auto shape_text = [&](std::int64_t nz, std::int64_t ny, std::int64_t nx, bool planes) {
+    return "(" + (planes ? std::to_string(nz) + ", " : std::string()) + std::to_string(ny) + ", " + std::to_string(nx) + ")";
+  };
+  const bool file_3d = grid.shape().nz > 0;
+  if (file_3d != three_d || grid.shape().ny != p.ny || grid.shape().nx != p.nx || (three_d && grid.shape().nz != p.nz)) {
+    HETSTENCIL_THROW(InvalidArgument, "the coefficient grid " + as_typed(path) + " has the shape " +
+                                          shape_text(grid.shape().nz, grid.shape().ny, grid.shape().nx, file_3d) +
+                                          "; the stencil '" + p.stencil.name + "' on this grid needs its interior, " +
+                                          shape_text(p.nz, p.ny, p.nx, three_d));
+  }
+  return Source::from_grid(grid.values());
+}
+
+// A variable stencil's grids from --coefficients: point<k>.npy for each point, diagonal.npy.
+void read_coefficients(Problem& p, const std::string& folder) {
+  if (!p.stencil.variable) {
+    if (folder.empty()) return;
+    HETSTENCIL_THROW(InvalidArgument, "--coefficients gives a variable stencil's grids; the stencil '" +
+                                          p.stencil.name + "' is not variable");
+  }
+  if (folder.empty()) {
+    HETSTENCIL_THROW(InvalidArgument, "the stencil '" + p.stencil.name +
+                                          "' is variable: give its coefficient grids with --coefficients DIR "
+                                          "(point0.npy .. point" + std::to_string(p.stencil.points.size() - 1) +
+                                          ".npy and diagonal.npy; docs/stencils.md)");
+  }
+  for (std::size_t k = 0; k < p.stencil.points.size(); ++k) {
+    p.coefficients.points.push_back(coefficient_file(p, folder, "point" + std::to_string(k) + ".npy"));
+  }
+  p.coefficients.diagonal = coefficient_file(p, folder, "diagonal.npy");
+}
+
+}  // namespace
 
 StopRule ProblemOptions::stop() const {
   StopRule s;
@@ -27,6 +70,9 @@ void add_problem_options(CLI::App* command, ProblemOptions& o) {
                       "a built-in stencil (hetstencil stencils lists them) or a JSON description (docs/stencils.md), "
                       "on every device")
       ->capture_default_str();
+  command->add_option("--coefficients", o.coefficients,
+                      "a variable stencil's coefficient grids: a folder of point0.npy, point1.npy, ... (one per "
+                      "point, in the stencil's order) and diagonal.npy, float64 arrays of the interior");
   command->add_option("--precision", o.precision, "float or double")->check(one_of({"float", "double"}))
       ->capture_default_str();
   command->add_option("--iters", o.iterations, "iterations to run; with --tol, the most to run")
@@ -64,6 +110,7 @@ Problem problem_shape(const ProblemOptions& o) {
 Problem make_problem(const ProblemOptions& o, double boundary) {
   Problem p = problem_shape(o);
   p.boundary = Boundary::constant(boundary);
+  read_coefficients(p, o.coefficients);
   p.validate();
   return p;
 }

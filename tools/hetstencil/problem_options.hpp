@@ -16,6 +16,7 @@ struct ProblemOptions {
   std::int64_t ny = 0;  // 0: nx
   std::int64_t nz = 0;  // 0: nx with a 3-D stencil, none with a 2-D one
   std::string stencil = "poisson5";  // a built-in's name or a JSON file
+  std::string coefficients;          // a variable stencil's grids: a folder of .npy files (docs/stencils.md)
   std::string precision = "double";
   std::int64_t iterations = 500;
   double tolerance = 0.0;
@@ -35,7 +36,7 @@ constexpr std::int64_t kMaxGridSize = std::int64_t(1) << 30;
 /// Checks a grid side: a whole number from 1 to kMaxGridSize.
 CLI::Validator grid_size();
 
-/// Adds --nx, --ny, --nz, --stencil, --precision, --iters, --tol, --check-every, --variant,
+/// Adds --nx, --ny, --nz, --stencil, --coefficients, --precision, --iters, --tol, --check-every, --variant,
 /// --alpha and --depth, with the values already in `o` as defaults.
 void add_problem_options(CLI::App* command, ProblemOptions& o);
 /// Adds --variant, --alpha and --depth alone.
@@ -44,7 +45,8 @@ void add_variant_options(CLI::App* command, ProblemOptions& o);
 /// The grid, stencil, precision and stop rule of the options (spike source),
 /// not validated: the model's commands plan any size without allocating it.
 Problem problem_shape(const ProblemOptions& o);
-/// The problem of the options (spike source, the boundary value), validated.
+/// The problem of the options (spike source, the boundary value, a variable
+/// stencil's coefficient grids read from --coefficients), validated.
 Problem make_problem(const ProblemOptions& o, double boundary = 0.0);
 
 }  // namespace hetstencil::cli

@@ -46,7 +46,12 @@ int run_stencils(const StencilsOptions& o) {
   }
   fmt::print("{}: {}-D, radius {}, {} points, d = {:g}, s = {}\n", s.name, s.dimension, s.radius(), s.points.size(),
              s.diagonal, scale_text(s.source_scale));
-  fmt::print("u'(p) = (sum_k w_k u(p + o_k) + s f(p)) / d, added in this order:\n");
+  if (s.variable) {
+    fmt::print("variable: u'(p) = (sum_k w_k c_k(p) u(p + o_k) + s f(p)) / (d c_d(p)), c_k and c_d the problem's "
+               "coefficient grids, added in this order:\n");
+  } else {
+    fmt::print("u'(p) = (sum_k w_k u(p + o_k) + s f(p)) / d, added in this order:\n");
+  }
   for (std::size_t k = 0; k < s.points.size(); ++k) {
     const StencilPoint& p = s.points[k];
     const std::string offset = s.dimension == 3 ? fmt::format("({}, {}, {})", p.dx, p.dy, p.dz)
