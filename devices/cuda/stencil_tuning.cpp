@@ -5,6 +5,8 @@
 namespace hetstencil::cuda {
 
 std::vector<Tunable> stencil_tunables(const StencilJob& job) {
+  // A variable stencil's sweep reads its coefficient grids: one kernel, coefficient_kernels.cuh.
+  if (job.stencil.variable) return {};
   const SweepShape d = SweepShape::default_for(job.stencil.dimension);
   std::vector<Tunable> out = {{"generated", {0, 1}, 1},
                               {"warps", {1, 2, 4, 8}, d.warps},
@@ -22,7 +24,7 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
     return it == parameters.end() ? 1 : tuned_value(job.tuning, *it);
   };
   SweepChoice c;
-  c.generated = value("generated") == 1;
+  c.generated = !job.stencil.variable && value("generated") == 1;
   c.shape.warps = value("warps");
   c.shape.columns = value("columns");
   c.shape.units = value("units");

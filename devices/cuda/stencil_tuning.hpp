@@ -19,7 +19,8 @@ struct SweepChoice {
 };
 
 /// The parameters: "generated" (1, or 0 for the table-driven kernel),
-/// "warps", "columns", "units", and in 3-D "lines".
+/// "warps", "columns", "units", and in 3-D "lines"; none for a variable
+/// stencil, whose sweep is its own kernel.
 std::vector<Tunable> stencil_tunables(const StencilJob& job);
 
 /// The choice `job.tuning` makes, defaults where it names nothing; throws
