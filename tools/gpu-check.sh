@@ -2,10 +2,14 @@
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
-#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [solves] [scaling] [grids] [stencils] [model]
-#                      [accuracy] [blocked] [variants] [throttled]                        (default: all)
+#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [tune] [solves] [scaling] [grids] [stencils]
+#                      [processes] [model] [accuracy] [blocked] [variants] [throttled]   (default: all)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
+# tune: hetstencil tune of each stencil on gpu0 (16384^2, 512^3) and cpu0 (4096^2, 256^3), float and
+# double, a few seconds each, then bench stencils on each: the tuned sweep beside the default one.
+# processes: CPU ranks over TCP loopback (mpirun --mca btl tcp,self, 2 and 4 ranks of one thread): the
+# per-iteration prediction beside the measurement; on 2+ GPUs the GPU ranks' bitwise tests (ctest MpiGpuSolve).
 # solves: float 16384^2 on gpu0 (and 2, 4 GPUs), residual at the end and every iteration, and what
 # the check every iteration costs.
 # scaling: calibrate the GPUs (sync, blocked 8), then bench scaling (1..N GPUs, the NVIDIA sample's
@@ -29,7 +33,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests consumer sanitize bench solves scaling grids stencils model accuracy blocked variants throttled}
+parts=${*:-tests consumer sanitize bench tune solves scaling grids stencils processes model accuracy blocked variants throttled}
 mkdir -p "$out"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
@@ -112,6 +116,56 @@ if want bench; then
   while read -r dev prec nx rows threads stores sweep copy gcells gbs ratio beside besideratio sweeps; do
     record "bench cpu $dev $prec" "sweep/copy ${ratio}, beside GPUs x${besideratio}"
   done < <(grep -E '^cpu' "$out/bench-cpu.txt")
+fi
+
+if want tune; then
+  step "tune: each stencil's kernel parameters, then the tuned sweep beside the default"
+  export XDG_CACHE_HOME=$out/cache-tune
+  mkdir -p "$XDG_CACHE_HOME"
+  stencils_2d=box9,examples/stencils/cross9.json
+  stencils_3d=poisson7,box27,star4,examples/stencils/star2_3d.json
+  for device in gpu0 cpu0; do
+    size_2d=(--nx 16384 --ny 16384)
+    size_3d=(--nx 512 --ny 512 --nz 512)
+    [[ $device == cpu* ]] && size_2d=(--nx 4096 --ny 4096) && size_3d=(--nx 256 --ny 256 --nz 256)
+    for stencil in ${stencils_2d//,/ } ${stencils_3d//,/ }; do
+      size=("${size_2d[@]}")
+      [[ ,$stencils_3d, == *,$stencil,* ]] && size=("${size_3d[@]}")
+      for precision in float double; do
+        label="$device-$(basename "$stencil" .json)-$precision"
+        $bin tune --devices $device --stencil "$stencil" --precision $precision --budget 4 "${size[@]}" \
+          >"$out/tune-$label.txt" 2>&1 || record "tune $label" FAILED
+      done
+    done
+    $bin bench stencils --devices $device --stencils $stencils_2d "${size_2d[@]}" --reps 5 2>/dev/null >"$out/tuned-2d-$device.txt"
+    $bin bench stencils --devices $device --stencils $stencils_3d "${size_3d[@]}" --reps 5 2>/dev/null >"$out/tuned-3d-$device.txt"
+    while read -r dev stencil prec grid threads stores sweep copy gbs ratio pred predratio default tuned; do
+      record "tuned $dev $stencil $prec" "sweep/copy $ratio, default $default ms, tuned/default $tuned"
+    done < <(grep -hE '^(cpu|gpu)[0-9]+ ' "$out/tuned-2d-$device.txt" "$out/tuned-3d-$device.txt")
+  done
+fi
+
+if want processes; then
+  step "processes: CPU ranks over TCP loopback, predicted beside measured; GPU ranks where 2 GPUs are"
+  export XDG_CACHE_HOME=$out/cache-processes
+  mkdir -p "$XDG_CACHE_HOME"
+  if command -v mpirun >/dev/null; then
+    $bin calibrate --cpu-devices 1 --threads 1 --nx 256 --precision double >"$out/processes-calibrate.txt" 2>&1
+    for ranks in 2 4; do
+      for run in 1 2 3; do
+        mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self -np $ranks $bin solve --threads 1 --no-learn \
+          --no-calibrate --cpu-devices 1 --nx 256 --ny $((64 * ranks)) --iters 5000 --json \
+          >"$out/processes-$ranks-$run.json" 2>"$out/processes-$ranks-$run.err" || { record "tcp $ranks ranks" FAILED; continue; }
+        record "tcp $ranks ranks run $run" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print('iteration %.4f ms predicted, %.4f measured (%+.1f%%)' % (p*1e3, m*1e3, 100*(p-m)/m))" "$out/processes-$ranks-$run.json")"
+      done
+    done
+    if [ "$gpus" -ge 2 ]; then
+      ctest --test-dir build-gpu -R MpiGpuSolve --output-on-failure >"$out/mpi-gpu.log" 2>&1
+      record "GPU ranks (MpiGpuSolve)" "$(grep -E 'tests passed|tests failed' "$out/mpi-gpu.log")"
+    fi
+  else
+    record "processes" "skipped: no mpirun"
+  fi
 fi
 
 if want solves; then
