@@ -133,7 +133,7 @@ if want tune; then
       [[ ,$stencils_3d, == *,$stencil,* ]] && size=("${size_3d[@]}")
       for precision in float double; do
         label="$device-$(basename "$stencil" .json)-$precision"
-        $bin tune --devices $device --stencil "$stencil" --precision $precision --budget 4 "${size[@]}" \
+        $bin tune --devices $device --stencil "$stencil" --precision $precision --budget "${TUNE_BUDGET:-4}" "${size[@]}" \
           >"$out/tune-$label.txt" 2>&1 || record "tune $label" FAILED
       done
     done
