@@ -35,6 +35,7 @@ cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
 parts=${*:-tests consumer sanitize bench tune solves scaling grids stencils processes model accuracy blocked variants throttled}
 mkdir -p "$out"
+rm -f "$out/summary.txt"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
 gpus=$(nvidia-smi -L | wc -l)
@@ -42,7 +43,12 @@ want() { [[ " $parts " == *" $1 "* ]]; }
 
 step() { echo; echo "=== $*"; }
 summary=()
-record() { summary+=("$(printf '%-34s %s' "$1" "$2")"); }
+# Each line is also kept in $out/summary.txt at once: a run cut short by the
+# device tool's time limit still returns what it measured.
+record() {
+  summary+=("$(printf '%-34s %s' "$1" "$2")")
+  printf '%-34s %s\n' "$1" "$2" >>"$out/summary.txt"
+}
 
 step "machine"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader || true
@@ -156,7 +162,7 @@ if want processes; then
         mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self -np $ranks $bin solve --threads 1 --no-learn \
           --no-calibrate --cpu-devices 1 --nx 256 --ny $((64 * ranks)) --iters 5000 --json \
           >"$out/processes-$ranks-$run.json" 2>"$out/processes-$ranks-$run.err" || { record "tcp $ranks ranks" FAILED; continue; }
-        record "tcp $ranks ranks run $run" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print('iteration %.4f ms predicted, %.4f measured (%+.1f%%)' % (p*1e3, m*1e3, 100*(p-m)/m))" "$out/processes-$ranks-$run.json")"
+        record "tcp $ranks ranks run $run" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print('iteration %.4f ms predicted, %.4f measured (%+.1f%%)' % (p*1e3, m*1e3, 100*(p-m)/m) if p else 'iteration %.4f ms measured, no prediction' % (m*1e3))" "$out/processes-$ranks-$run.json")"
       done
     done
     if [ "$gpus" -ge 2 ]; then
@@ -361,7 +367,7 @@ if want throttled; then
 fi
 
 step "summary"
-printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
+printf '%s\n' "${summary[@]}"
 # One archive of the logs, CSVs and profile: the device tool returns few files.
 tar czf /tmp/hetstencil-logs.tgz -C "$out" . && find "$out" -mindepth 1 ! -name summary.txt -delete &&
   mv /tmp/hetstencil-logs.tgz "$out/logs.tgz"
