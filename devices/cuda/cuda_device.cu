@@ -557,9 +557,10 @@ class CudaDevice final : public Device {
     const bool time_previous = t > 0 && t - 1 != graphs_.last();
     const double swept = graphs_.run(t, steps, buffer_of(t), main_, context("sweeping its iterations as a graph"),
                                      [&](std::int64_t s) { sweep<T>(s, 1, n + 1, false, main_); });
+    // Before its events are recorded again for the graph's last step.
+    if (time_previous) time_interior(t - 1);
     HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[buffer_of(last)], main_), context("recording its iterations"));
     HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_done_[buffer_of(last)], main_), context("recording its iterations"));
-    if (time_previous) time_interior(t - 1);
     times_.compute_s += swept;
     port.post(t + steps);
   }

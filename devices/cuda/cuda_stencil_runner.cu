@@ -404,8 +404,8 @@ class CudaStencilSlab final : public CudaStencilRunner {
         const std::int64_t previous = graphs_.last() == t - 1 ? -1 : t - 1;  // timed once done, unless a graph made it
         times_.compute_s += graphs_.run(t, steps, parity, main_, context("sweeping its iterations as a graph"),
                                         [&](std::int64_t s) { sweep<T>(s, first, end, true, false, main_); });
+        time_step(previous);  // before its events are recorded again for the graph's last step
         HETSTENCIL_CUDA_CHECK(cudaEventRecord(sweep_done_[last % 2], main_), context("recording a sweep"));
-        time_step(previous);
         port.post(t + steps);
         t = last;
         continue;
