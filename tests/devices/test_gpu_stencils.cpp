@@ -8,6 +8,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "devices/backend.hpp"
 #include "devices/cuda/cuda_device.hpp"
@@ -113,9 +114,11 @@ TEST(GpuStencils, BlockedSweepsGiveTheReferenceBits) {
 // GPU alone (its steps as graphs) and beside a CPU device (exchanging).
 TEST(GpuStencils, EveryTuningValueGivesTheDefaultsBits) {
   if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
-  MachineDevices made = make_devices(load_topology(), DeviceMapOptions{1, 2, "cpu0,gpu0", false});
+  MachineDevices made = make_devices(load_topology(), DeviceMapOptions{1, 2, "cpu0,gpu0", true});
+  ASSERT_EQ(made.devices.size(), 2u);
   Device* cpu = made.devices[0].get();
   Device* gpu = made.devices[1].get();
+  if (cpu->info().kind == DeviceKind::Gpu) std::swap(cpu, gpu);
   int variety = 0;
   for (const Stencil& s : {Stencil::builtin("box9"), Stencil::builtin("star4")}) {
     for (Precision precision : {Precision::Float, Precision::Double}) {
