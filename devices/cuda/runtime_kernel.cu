@@ -1,5 +1,6 @@
 #include "devices/cuda/runtime_kernel.hpp"
 
+#include <dlfcn.h>
 #include <nvrtc.h>
 
 #include <chrono>
@@ -20,8 +21,70 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// NVRTC, opened on first use rather than linked: its 100 MB are mapped only
+// by a run that compiles a kernel (a process under a small address-space
+// limit still starts), and its builtins library, which NVRTC looks for by
+// name only, is opened first from NVRTC's own folder, where the loader's
+// path may not reach (a toolkit in /usr/local/cuda without ldconfig).
+class Nvrtc {
+ public:
+  static const Nvrtc& get() {
+    static const Nvrtc nvrtc;
+    if (!nvrtc.why_not_.empty()) throw CudaError(nvrtc.why_not_, __FILE__, __LINE__);
+    return nvrtc;
+  }
+
+  decltype(&nvrtcVersion) version = nullptr;
+  decltype(&nvrtcGetErrorString) error_string = nullptr;
+  decltype(&nvrtcCreateProgram) create = nullptr;
+  decltype(&nvrtcDestroyProgram) destroy = nullptr;
+  decltype(&nvrtcCompileProgram) compile = nullptr;
+  decltype(&nvrtcGetCUBINSize) cubin_size = nullptr;
+  decltype(&nvrtcGetCUBIN) cubin = nullptr;
+  decltype(&nvrtcGetProgramLogSize) log_size = nullptr;
+  decltype(&nvrtcGetProgramLog) log = nullptr;
+
+ private:
+  Nvrtc() {
+    const std::string name = "libnvrtc.so." + std::to_string(CUDART_VERSION / 1000);
+    void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const std::string beside_toolkit = std::string(HETSTENCIL_CUDA_LIBRARY_DIR) + "/" + name;
+    if (!library) library = dlopen(beside_toolkit.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      why_not_ = "NVRTC (" + name + ", also looked for as " + beside_toolkit + ") cannot be opened: " + dlerror();
+      return;
+    }
+    const auto symbol = [&](auto& to, const char* called) {
+      to = reinterpret_cast<std::remove_reference_t<decltype(to)>>(dlsym(library, called));
+      if (!to && why_not_.empty()) why_not_ = std::string("NVRTC lacks ") + called;
+    };
+    symbol(version, "nvrtcVersion");
+    symbol(error_string, "nvrtcGetErrorString");
+    symbol(create, "nvrtcCreateProgram");
+    symbol(destroy, "nvrtcDestroyProgram");
+    symbol(compile, "nvrtcCompileProgram");
+    symbol(cubin_size, "nvrtcGetCUBINSize");
+    symbol(cubin, "nvrtcGetCUBIN");
+    symbol(log_size, "nvrtcGetProgramLogSize");
+    symbol(log, "nvrtcGetProgramLog");
+    int major = 0, minor = 0;
+    Dl_info where{};
+    if (why_not_.empty() && version(&major, &minor) == NVRTC_SUCCESS &&
+        dladdr(reinterpret_cast<void*>(version), &where) != 0 && where.dli_fname) {
+      const fs::path builtins = fs::path(where.dli_fname).parent_path() /
+                                ("libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor));
+      // Kept open for NVRTC to find by name; where it is not there, NVRTC searches itself.
+      dlopen(builtins.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    }
+  }
+
+  std::string why_not_;
+};
+
 void nvrtc_check(nvrtcResult rc, const char* call, const std::string& context, const char* file, int line) {
-  if (rc != NVRTC_SUCCESS) throw CudaError(context + ": " + call + " failed: " + nvrtcGetErrorString(rc), file, line);
+  if (rc != NVRTC_SUCCESS) {
+    throw CudaError(context + ": " + call + " failed: " + Nvrtc::get().error_string(rc), file, line);
+  }
 }
 #define HETSTENCIL_NVRTC_CHECK(call, context) nvrtc_check((call), #call, (context), __FILE__, __LINE__)
 
@@ -36,38 +99,45 @@ std::uint64_t fnv1a(const std::string& text) {
 
 class Program {
  public:
-  Program(const std::string& source, const std::string& where) : where_(where) {
-    HETSTENCIL_NVRTC_CHECK(nvrtcCreateProgram(&program_, source.c_str(), "hetstencil_sweep.cu", 0, nullptr, nullptr),
-                           where);
+  Program(const std::string& source, const std::string& where) : nvrtc_(Nvrtc::get()), where_(where) {
+    HETSTENCIL_NVRTC_CHECK(nvrtc_.create(&program_, source.c_str(), "hetstencil_sweep.cu", 0, nullptr, nullptr), where);
   }
-  ~Program() { nvrtcDestroyProgram(&program_); }
+  ~Program() { nvrtc_.destroy(&program_); }
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
 
   std::vector<char> compile(const std::vector<std::string>& options) {
     std::vector<const char*> argv;
     for (const std::string& o : options) argv.push_back(o.c_str());
-    const nvrtcResult rc = nvrtcCompileProgram(program_, static_cast<int>(argv.size()), argv.data());
-    if (rc != NVRTC_SUCCESS) throw CudaError(where_ + ": NVRTC failed (" + nvrtcGetErrorString(rc) + "):\n" + log(), __FILE__, __LINE__);
+    const nvrtcResult rc = nvrtc_.compile(program_, static_cast<int>(argv.size()), argv.data());
+    if (rc != NVRTC_SUCCESS) {
+      throw CudaError(where_ + ": NVRTC failed (" + nvrtc_.error_string(rc) + "):\n" + log(), __FILE__, __LINE__);
+    }
     std::size_t size = 0;
-    HETSTENCIL_NVRTC_CHECK(nvrtcGetCUBINSize(program_, &size), where_);
+    HETSTENCIL_NVRTC_CHECK(nvrtc_.cubin_size(program_, &size), where_);
     std::vector<char> cubin(size);
-    HETSTENCIL_NVRTC_CHECK(nvrtcGetCUBIN(program_, cubin.data()), where_);
+    HETSTENCIL_NVRTC_CHECK(nvrtc_.cubin(program_, cubin.data()), where_);
     return cubin;
   }
 
  private:
   std::string log() const {
     std::size_t size = 0;
-    if (nvrtcGetProgramLogSize(program_, &size) != NVRTC_SUCCESS || size == 0) return "(no log)";
+    if (nvrtc_.log_size(program_, &size) != NVRTC_SUCCESS || size == 0) return "(no log)";
     std::string text(size, '\0');
-    if (nvrtcGetProgramLog(program_, text.data()) != NVRTC_SUCCESS) return "(no log)";
+    if (nvrtc_.log(program_, text.data()) != NVRTC_SUCCESS) return "(no log)";
     return text;
   }
 
+  const Nvrtc& nvrtc_;
   nvrtcProgram program_ = nullptr;
   std::string where_;
 };
+
+// -fmad=false as the library's own kernels: the bits of the reference.
+std::vector<std::string> options_for(int architecture) {
+  return {"--gpu-architecture=sm_" + std::to_string(architecture), "--fmad=false", "-std=c++17"};
+}
 
 std::vector<char> read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -102,17 +172,19 @@ std::string kernel_cache_folder() {
   return (fs::temp_directory_path() / "hetstencil-kernels").string();
 }
 
+std::vector<char> compile_kernel(const std::string& source, int architecture, const std::string& where) {
+  return Program(source, where).compile(options_for(architecture));
+}
+
 RuntimeKernel::RuntimeKernel(const std::string& source, const char* entry, int gpu, const std::string& what) {
   const std::string where = "gpu" + std::to_string(gpu) + ": compiling " + what;
   int major = 0, minor = 0, nvrtc_major = 0, nvrtc_minor = 0;
   HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, gpu), where);
   HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, gpu), where);
-  HETSTENCIL_NVRTC_CHECK(nvrtcVersion(&nvrtc_major, &nvrtc_minor), where);
-  // -fmad=false as the library's own kernels: the bits of the reference.
-  const std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(major * 10 + minor),
-                                            "--fmad=false", "-std=c++17"};
+  const int architecture = major * 10 + minor;
+  HETSTENCIL_NVRTC_CHECK(Nvrtc::get().version(&nvrtc_major, &nvrtc_minor), where);
   std::string key = "nvrtc " + std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor);
-  for (const std::string& o : options) key += " " + o;
+  for (const std::string& o : options_for(architecture)) key += " " + o;
   key += "\n" + source;
   const fs::path path = fs::path(kernel_cache_folder()) / fmt::format("{:016x}.cubin", fnv1a(key));
 
@@ -135,7 +207,7 @@ RuntimeKernel::RuntimeKernel(const std::string& source, const char* entry, int g
   }
   if (!library_) {
     const auto start = std::chrono::steady_clock::now();
-    cubin = Program(source, where).compile(options);
+    cubin = compile_kernel(source, architecture, where);
     log::info("gpu{}: compiled {} in {:.2f} s", gpu, what,
               std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     HETSTENCIL_CUDA_CHECK(load(cubin), "gpu" + std::to_string(gpu) + ": loading " + what);

@@ -1,5 +1,6 @@
-// A kernel compiled at run time with NVRTC for one GPU's architecture and
-// loaded with the runtime's library API (no driver API to link). Compiled
+// A kernel compiled at run time with NVRTC (opened when first needed, not
+// linked) for one GPU's architecture and loaded with the runtime's library API
+// (no driver API to link). Compiled
 // code is kept on disk, in the kernels/ folder beside the profiles
 // ($XDG_CACHE_HOME/hetstencil/kernels, else ~/.cache/hetstencil/kernels),
 // under a hash of the source, the options, the architecture and NVRTC's
@@ -9,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <string>
+#include <vector>
 
 namespace hetstencil::cuda {
 
@@ -32,5 +34,10 @@ class RuntimeKernel {
 
 /// The folder compiled kernels are kept in.
 std::string kernel_cache_folder();
+
+/// The CUBIN of `source` for GPUs of compute capability `architecture` (90:
+/// sm_90); no GPU needed. Throws CudaError naming `where` with NVRTC's log,
+/// or why NVRTC cannot be opened.
+std::vector<char> compile_kernel(const std::string& source, int architecture, const std::string& where);
 
 }  // namespace hetstencil::cuda

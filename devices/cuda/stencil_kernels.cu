@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "core/log.hpp"
+#include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/runtime_kernel.hpp"
 #include "hetstencil/stencil.hpp"
 
@@ -241,8 +243,13 @@ StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int 
   if (sweep.generated) {
     const Precision precision = std::is_same_v<T, float> ? Precision::Float : Precision::Double;
     const std::string what = "the sweep of the stencil '" + stencil.name + "' in " + to_string(precision);
-    generated_.reset(new Generated{
-        sweep.shape, RuntimeKernel(sweep_kernel_source(stencil, precision, sweep.shape), kSweepEntry, gpu, what)});
+    try {
+      generated_.reset(new Generated{
+          sweep.shape, RuntimeKernel(sweep_kernel_source(stencil, precision, sweep.shape), kSweepEntry, gpu, what)});
+    } catch (const CudaError& e) {
+      // The table-driven kernel gives the same bits, more slowly.
+      log::warn("{}; its plain sweeps run the table-driven kernel", e.what());
+    }
   }
   const StencilTerms<T> terms = stencil_terms<T>(stencil, shape);
   if (terms.offsets.size() <= static_cast<std::size_t>(kFewPoints)) {

@@ -3,7 +3,6 @@
 // runs on a thread of its own, since a GPU waiting for a dead neighbour
 // holds its host thread in a CUDA wait that only ncclCommAbort ends.
 #include <cuda_runtime.h>
-#include <nccl.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -14,6 +13,7 @@
 
 #include "core/log.hpp"
 #include "devices/transport/link_paths.hpp"
+#include "devices/transport/nccl_api.hpp"
 #include "devices/transport/nccl_links.hpp"
 #include "hetstencil/error.hpp"
 
@@ -22,6 +22,9 @@ namespace hetstencil {
 bool nccl_built() { return true; }
 
 namespace {
+
+const NcclApi& nccl_api() { return NcclApi::get(); }
+
 
 using Clock = std::chrono::steady_clock;
 
@@ -38,7 +41,7 @@ class Nccl final : public NcclLinks {
     std::string ids;
     for (bool nccl : nccl_links) {
       ncclUniqueId id{};
-      if (nccl && rank_ == 0) check(ncclGetUniqueId(&id), "making an NCCL communicator's id");
+      if (nccl && rank_ == 0) check(nccl_api().get_unique_id(&id), "making an NCCL communicator's id");
       if (nccl) ids.append(id.internal, sizeof id.internal);
     }
     ids = processes.broadcast(ids);
@@ -53,15 +56,15 @@ class Nccl final : public NcclLinks {
     if (ends_.empty()) return;
     // This process's ends join their links' communicators from this one
     // thread: in one group, so that none waits for another's.
-    check(ncclGroupStart(), "joining the NCCL communicators of its links");
+    check(nccl_api().group_start(), "joining the NCCL communicators of its links");
     for (EndState& e : ends_) {
       cuda(cudaSetDevice(gpu(e)), gpu(e), "selecting the GPU");
       // The upper process's GPU is rank 0 of the link, the lower's rank 1.
-      check(ncclCommInitRank(&e.comm, 2, id_of(e.end.link), e.end.side == Side::Bottom ? 0 : 1),
+      check(nccl_api().comm_init_rank(&e.comm, 2, id_of(e.end.link), e.end.side == Side::Bottom ? 0 : 1),
             "CUDA device " + std::to_string(gpu(e)) + ": joining the NCCL communicator of its link with rank " +
                 std::to_string(e.end.peer_process));
     }
-    check(ncclGroupEnd(), "joining the NCCL communicators of its links");
+    check(nccl_api().group_end(), "joining the NCCL communicators of its links");
     for (EndState& e : ends_) {
       cuda(cudaSetDevice(gpu(e)), gpu(e), "selecting the GPU");
       cuda(cudaEventCreateWithFlags(&e.done, cudaEventDisableTiming), gpu(e), "creating an event");
@@ -86,9 +89,9 @@ class Nccl final : public NcclLinks {
     for (EndState& e : ends_) {
       cudaSetDevice(gpu(e));
       if (e.comm) {
-        if (const ncclResult_t rc = ncclCommDestroy(e.comm); rc != ncclSuccess) {
+        if (const ncclResult_t rc = nccl_api().comm_destroy(e.comm); rc != ncclSuccess) {
           log::warn("rank {}, CUDA device {}: closing the NCCL communicator of its link with rank {}: {}", rank_,
-                    gpu(e), e.end.peer_process, ncclGetErrorString(rc));
+                    gpu(e), e.end.peer_process, nccl_api().get_error_string(rc));
         }
       }
       if (e.done) cudaEventDestroy(e.done);
@@ -104,18 +107,18 @@ class Nccl final : public NcclLinks {
     const auto stream = static_cast<cudaStream_t>(first.end.queue.stream);
     std::string doing = "CUDA device " + std::to_string(gpu(first)) + ": exchanging ghost rows with rank";
     for (std::size_t i = 0; i < count; ++i) doing += " " + std::to_string(ends_[transfers[i].end].end.peer_process);
-    check(ncclGroupStart(), doing);
+    check(nccl_api().group_start(), doing);
     for (std::size_t i = 0; i < count; ++i) {
       const EndState& e = ends_[transfers[i].end];
       const int peer = e.end.side == Side::Bottom ? 1 : 0;
       queue_rows(transfers[i].edge, rows, unit_bytes, [&](void* data, std::size_t bytes) {
-        check(ncclSend(data, bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
+        check(nccl_api().send(data, bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
       });
       queue_rows(transfers[i].ghost, rows, unit_bytes, [&](void* data, std::size_t bytes) {
-        check(ncclRecv(data, bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
+        check(nccl_api().recv(data, bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
       });
     }
-    check(ncclGroupEnd(), doing);
+    check(nccl_api().group_end(), doing);
     for (std::size_t i = 0; i < count; ++i) {
       EndState& e = ends_[transfers[i].end];
       cuda(cudaEventRecord(e.done, stream), gpu(e), doing);
@@ -163,15 +166,15 @@ class Nccl final : public NcclLinks {
       cuda(cudaMalloc(&bytes[i], 2), gpu(ends_[i]), "allocating two bytes to connect its NCCL links");
     }
     const std::string doing = "connecting to its neighbours through NCCL";
-    check(ncclGroupStart(), doing);
+    check(nccl_api().group_start(), doing);
     for (std::size_t i = 0; i < ends_.size(); ++i) {
       const EndState& e = ends_[i];
       const int peer = e.end.side == Side::Bottom ? 1 : 0;
       const auto stream = static_cast<cudaStream_t>(e.end.queue.stream);
-      check(ncclSend(bytes[i], 1, ncclChar, peer, e.comm, stream), doing, e.comm);
-      check(ncclRecv(static_cast<char*>(bytes[i]) + 1, 1, ncclChar, peer, e.comm, stream), doing, e.comm);
+      check(nccl_api().send(bytes[i], 1, ncclChar, peer, e.comm, stream), doing, e.comm);
+      check(nccl_api().recv(static_cast<char*>(bytes[i]) + 1, 1, ncclChar, peer, e.comm, stream), doing, e.comm);
     }
-    check(ncclGroupEnd(), doing);
+    check(nccl_api().group_end(), doing);
     for (EndState& e : ends_) {
       cuda(cudaEventRecord(e.done, static_cast<cudaStream_t>(e.end.queue.stream)), gpu(e), doing);
       e.pending = true;
@@ -195,7 +198,7 @@ class Nccl final : public NcclLinks {
   // the limit. Clears e.pending once that exchange has finished.
   std::string look(EndState& e) {
     ncclResult_t state = ncclSuccess;
-    const ncclResult_t rc = ncclCommGetAsyncError(e.comm, &state);
+    const ncclResult_t rc = nccl_api().comm_get_async_error(e.comm, &state);
     if (rc != ncclSuccess) state = rc;
     const std::string with = "rank " + std::to_string(rank_) + ", CUDA device " + std::to_string(gpu(e)) +
                              ": ghost rows with rank " + std::to_string(e.end.peer_process) + " over NCCL: ";
@@ -243,14 +246,14 @@ class Nccl final : public NcclLinks {
     for (EndState& e : ends_) {
       if (!e.comm) continue;
       cudaSetDevice(gpu(e));
-      ncclCommAbort(e.comm);  // what it returns changes nothing: the solve is ending
+      nccl_api().comm_abort(e.comm);  // what it returns changes nothing: the solve is ending
       e.comm = nullptr;
     }
   }
 
   static std::string nccl_text(ncclResult_t rc, ncclComm_t comm) {
-    std::string text = ncclGetErrorString(rc);
-    const char* last = comm ? ncclGetLastError(comm) : nullptr;
+    std::string text = nccl_api().get_error_string(rc);
+    const char* last = comm ? nccl_api().get_last_error(comm) : nullptr;
     if (last && *last) text += std::string(" (") + last + ")";
     return text;
   }

@@ -4,7 +4,6 @@
 // bits of StencilTerms::update, and a compiled kernel is kept on disk, a
 // damaged one compiled again.
 #include <gtest/gtest.h>
-#include <nvrtc.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +16,7 @@
 #include "core/stencil_terms.hpp"
 #include "devices/cuda/cuda_info.hpp"
 #include "devices/cuda/cuda_resources.hpp"
+#include "devices/cuda/runtime_kernel.hpp"
 #include "devices/cuda/stencil_codegen.hpp"
 #include "devices/cuda/stencil_kernels.cuh"
 #include "tests/test_support.hpp"
@@ -39,21 +39,14 @@ std::vector<SweepShape> shapes(int dimension) {
   return {SweepShape::default_for(dimension), SweepShape{8, 3, 1, 7}, SweepShape{1, 1, 2, 5}};
 }
 
-// NVRTC's verdict on `source`, with its log when it refuses it.
+// NVRTC's verdict on `source`, compiled as the library compiles it, with its
+// log when it refuses it.
 std::string compile_errors(const std::string& source) {
-  nvrtcProgram program = nullptr;
-  if (nvrtcCreateProgram(&program, source.c_str(), "sweep.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) return "no program";
-  const char* options[] = {"--gpu-architecture=sm_90", "--fmad=false", "-std=c++17"};
-  std::string errors;
-  if (nvrtcCompileProgram(program, 3, options) != NVRTC_SUCCESS) {
-    std::size_t size = 0;
-    nvrtcGetProgramLogSize(program, &size);
-    errors.assign(size, '\0');
-    nvrtcGetProgramLog(program, errors.data());
-    if (errors.empty()) errors = "refused without a log";
+  try {
+    return cuda::compile_kernel(source, 90, "the test's sweep").empty() ? "an empty CUBIN" : "";
+  } catch (const std::exception& e) {
+    return e.what();
   }
-  nvrtcDestroyProgram(&program);
-  return errors;
 }
 
 TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
