@@ -18,6 +18,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -62,6 +63,15 @@ using Tuning = std::map<std::string, int>;
 inline int tuned_value(const Tuning& tuning, const Tunable& parameter) {
   const auto it = tuning.find(parameter.name);
   return it == tuning.end() ? parameter.default_value : it->second;
+}
+
+/// The value `tuning` gives the parameter of `tunables` called `name`, else
+/// its default. A device reads only what it lists: a name it does not list is
+/// a bug (std::logic_error).
+inline int tuned_value(const Tuning& tuning, const std::vector<Tunable>& tunables, const std::string& name) {
+  const auto it = std::find_if(tunables.begin(), tunables.end(), [&](const Tunable& t) { return t.name == name; });
+  if (it == tunables.end()) throw std::logic_error("no kernel parameter '" + name + "' is listed for this job");
+  return tuned_value(tuning, *it);
 }
 
 /// Throws InvalidArgument, naming `device`, the parameter and what it may

@@ -107,11 +107,7 @@ void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   if (rows.count < 1) HETSTENCIL_THROW(InvalidArgument, info_.name + ": a device needs at least one row");
   const std::vector<Tunable> parameters = tunables(job);
   check_tuning(info_.name, parameters, job.tuning);
-  const auto value = [&](const char* name) {
-    const auto it =
-        std::find_if(parameters.begin(), parameters.end(), [&](const Tunable& t) { return t.name == name; });
-    return tuned_value(job.tuning, *it);
-  };
+  const auto value = [&](const char* name) { return tuned_value(job.tuning, parameters, name); };
   active_ = value("threads");
   blocking_ = SweepBlocking{};
   if (!job.poisson5) {

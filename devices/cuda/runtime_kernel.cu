@@ -15,6 +15,7 @@
 #include "core/atomic_file.hpp"
 #include "core/log.hpp"
 #include "devices/cuda/cuda_check.hpp"
+#include "devices/shared_library.hpp"
 
 namespace hetstencil::cuda {
 namespace {
@@ -47,30 +48,24 @@ class Nvrtc {
  private:
   Nvrtc() {
     const std::string name = "libnvrtc.so." + std::to_string(CUDART_VERSION / 1000);
-    void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    const std::string beside_toolkit = std::string(HETSTENCIL_CUDA_LIBRARY_DIR) + "/" + name;
-    if (!library) library = dlopen(beside_toolkit.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      why_not_ = "NVRTC (" + name + ", also looked for as " + beside_toolkit + ") cannot be opened: " + dlerror();
+    SharedLibrary library(name, std::string(HETSTENCIL_CUDA_LIBRARY_DIR) + "/" + name);
+    library.symbol(version, "nvrtcVersion");
+    library.symbol(error_string, "nvrtcGetErrorString");
+    library.symbol(create, "nvrtcCreateProgram");
+    library.symbol(destroy, "nvrtcDestroyProgram");
+    library.symbol(compile, "nvrtcCompileProgram");
+    library.symbol(cubin_size, "nvrtcGetCUBINSize");
+    library.symbol(cubin, "nvrtcGetCUBIN");
+    library.symbol(log_size, "nvrtcGetProgramLogSize");
+    library.symbol(log, "nvrtcGetProgramLog");
+    if (!library.why_not().empty()) {
+      why_not_ = "NVRTC: " + library.why_not();
       return;
     }
-    const auto symbol = [&](auto& to, const char* called) {
-      to = reinterpret_cast<std::remove_reference_t<decltype(to)>>(dlsym(library, called));
-      if (!to && why_not_.empty()) why_not_ = std::string("NVRTC lacks ") + called;
-    };
-    symbol(version, "nvrtcVersion");
-    symbol(error_string, "nvrtcGetErrorString");
-    symbol(create, "nvrtcCreateProgram");
-    symbol(destroy, "nvrtcDestroyProgram");
-    symbol(compile, "nvrtcCompileProgram");
-    symbol(cubin_size, "nvrtcGetCUBINSize");
-    symbol(cubin, "nvrtcGetCUBIN");
-    symbol(log_size, "nvrtcGetProgramLogSize");
-    symbol(log, "nvrtcGetProgramLog");
     int major = 0, minor = 0;
     Dl_info where{};
-    if (why_not_.empty() && version(&major, &minor) == NVRTC_SUCCESS &&
-        dladdr(reinterpret_cast<void*>(version), &where) != 0 && where.dli_fname) {
+    if (version(&major, &minor) == NVRTC_SUCCESS && dladdr(reinterpret_cast<void*>(version), &where) != 0 &&
+        where.dli_fname) {
       const fs::path builtins = fs::path(where.dli_fname).parent_path() /
                                 ("libnvrtc-builtins.so." + std::to_string(major) + "." + std::to_string(minor));
       // Kept open for NVRTC to find by name; where it is not there, NVRTC searches itself.

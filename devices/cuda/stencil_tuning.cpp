@@ -1,7 +1,5 @@
 #include "devices/cuda/stencil_tuning.hpp"
 
-#include <algorithm>
-
 namespace hetstencil::cuda {
 
 std::vector<Tunable> stencil_tunables(const StencilJob& job) {
@@ -19,16 +17,18 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
 SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   const std::vector<Tunable> parameters = stencil_tunables(job);
   check_tuning(device, parameters, job.tuning);
-  const auto value = [&](const char* name) {
-    const auto it = std::find_if(parameters.begin(), parameters.end(), [&](const Tunable& t) { return t.name == name; });
-    return it == parameters.end() ? 1 : tuned_value(job.tuning, *it);
-  };
   SweepChoice c;
-  c.generated = !job.stencil.variable && value("generated") == 1;
+  c.shape = SweepShape::default_for(job.stencil.dimension);
+  if (parameters.empty()) {
+    c.generated = false;
+    return c;
+  }
+  const auto value = [&](const char* name) { return tuned_value(job.tuning, parameters, name); };
+  c.generated = value("generated") == 1;
   c.shape.warps = value("warps");
   c.shape.columns = value("columns");
   c.shape.units = value("units");
-  c.shape.lines = value("lines");
+  if (job.stencil.dimension == 3) c.shape.lines = value("lines");
   return c;
 }
 

@@ -1,10 +1,8 @@
 #include "devices/transport/nccl_api.hpp"
 
-#include <dlfcn.h>
-
 #include <string>
-#include <type_traits>
 
+#include "devices/shared_library.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
@@ -15,28 +13,19 @@ struct Opened {
   std::string why_not;
 
   Opened() {
-    const std::string name = "libnccl.so." + std::to_string(NCCL_MAJOR);
-    void* library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!library) library = dlopen(HETSTENCIL_NCCL_LIBRARY_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      why_not = "NCCL (" + name + ", also looked for as " + HETSTENCIL_NCCL_LIBRARY_PATH + ") cannot be opened: " + dlerror();
-      return;
-    }
-    const auto symbol = [&](auto& to, const char* called) {
-      to = reinterpret_cast<std::remove_reference_t<decltype(to)>>(dlsym(library, called));
-      if (!to && why_not.empty()) why_not = std::string("NCCL (") + name + ") lacks " + called;
-    };
-    symbol(api.get_unique_id, "ncclGetUniqueId");
-    symbol(api.comm_init_rank, "ncclCommInitRank");
-    symbol(api.comm_destroy, "ncclCommDestroy");
-    symbol(api.comm_abort, "ncclCommAbort");
-    symbol(api.comm_get_async_error, "ncclCommGetAsyncError");
-    symbol(api.get_error_string, "ncclGetErrorString");
-    symbol(api.get_last_error, "ncclGetLastError");
-    symbol(api.group_start, "ncclGroupStart");
-    symbol(api.group_end, "ncclGroupEnd");
-    symbol(api.send, "ncclSend");
-    symbol(api.recv, "ncclRecv");
+    SharedLibrary library("libnccl.so." + std::to_string(NCCL_MAJOR), HETSTENCIL_NCCL_LIBRARY_PATH);
+    library.symbol(api.get_unique_id, "ncclGetUniqueId");
+    library.symbol(api.comm_init_rank, "ncclCommInitRank");
+    library.symbol(api.comm_destroy, "ncclCommDestroy");
+    library.symbol(api.comm_abort, "ncclCommAbort");
+    library.symbol(api.comm_get_async_error, "ncclCommGetAsyncError");
+    library.symbol(api.get_error_string, "ncclGetErrorString");
+    library.symbol(api.get_last_error, "ncclGetLastError");
+    library.symbol(api.group_start, "ncclGroupStart");
+    library.symbol(api.group_end, "ncclGroupEnd");
+    library.symbol(api.send, "ncclSend");
+    library.symbol(api.recv, "ncclRecv");
+    if (!library.why_not().empty()) why_not = "NCCL: " + library.why_not();
   }
 };
 

@@ -137,9 +137,9 @@ class ProcessTransport::End final : public Endpoint {
     });
   }
 
-  // The rows arrive in a buffer whose receive was started at the end of the
-  // round before (expect), so that they land as soon as they are sent; NCCL's
-  // are on their way already (post).
+  // The rows arrive in a buffer whose receive starts at the end of the round
+  // before (expect), so that they land as soon as they are sent; NCCL's are
+  // on their way already (post).
   Completion receive(Side side, std::int64_t t, std::int64_t rows) override {
     if (remote(side) < 0) return inner_.receive(side, t, rows);
     Link& link = links_[index(side)];

@@ -75,7 +75,7 @@ struct StencilTiming {
   std::int64_t nx = 0;  ///< interior points of a row
   std::int64_t ny = 0;  ///< interior rows (of a plane, in 3-D)
   std::int64_t nz = 0;  ///< interior planes; 0 in 2-D
-  std::string skipped;  ///< why it was not measured ("" when it was): not enough memory
+  std::string skipped;  ///< why there is no measurement ("" where there is one): not enough memory
   bool streaming_stores = false;  ///< the sweep's stores bypass the cache
   double sweep_s = 0.0;           ///< one sweep, median
   double copy_s = 0.0;            ///< the copy, median

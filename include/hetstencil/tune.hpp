@@ -53,7 +53,7 @@ struct TunedValue {
 /// One device's tuning. Thread safety: a value.
 struct DeviceTuning {
   std::string device;  ///< its name: "cpu0", "gpu1"
-  std::int64_t nx = 0;  ///< the grid it was measured on
+  std::int64_t nx = 0;  ///< the grid of its measurements
   std::int64_t ny = 0;  ///< see nx
   std::int64_t nz = 0;  ///< see nx (0 in 2-D)
   std::vector<TunedValue> parameters;  ///< every parameter it tunes (none: nothing to tune, not measured)
@@ -63,11 +63,11 @@ struct DeviceTuning {
   int candidates = 0;      ///< parameter sets measured
   bool out_of_time = false;  ///< the budget ended the search early
 
-  /// default_s / tuned_s: 1 where the defaults won or nothing was measured.
+  /// default_s / tuned_s: 1 where the defaults win or there is no measurement.
   double gain() const { return default_s > 0.0 && tuned_s > 0.0 ? default_s / tuned_s : 1.0; }
 };
 
-/// What tune_machine found and where it was kept.
+/// What tune_machine finds, and the profile that keeps it.
 struct Tuned {
   std::string stencil;  ///< the stencil's name
   Precision precision = Precision::Double;  ///< the precision
