@@ -65,6 +65,18 @@ TEST(TunedSweeps, EveryValueOfEveryParameterGivesTheDefaultsBits) {
   }
 }
 
+// This machine's profile at `path`, its first device's tuning of box9 in
+// double being `tuning`.
+void store_box9_tuning(const Runtime& runtime, const std::string& path, const Tuning& tuning) {
+  Profile stored;
+  stored.fingerprint = fingerprint_of(runtime.topology());
+  DeviceProfile& d = stored.devices[device_key(runtime.devices().front())];
+  d.name = runtime.devices().front().name;
+  d.kind = "cpu";
+  d.tuned["box9/double"] = {tuning, 1e-3, 5e-4, "64x64"};
+  save_profile(path, stored);
+}
+
 // A stored tuning the device does not take: the solve says so and runs its
 // defaults, which shows that solves read their parameters from the profile.
 TEST(TunedSweeps, ASolveTakesItsParametersFromTheProfile) {
@@ -73,13 +85,7 @@ TEST(TunedSweeps, ASolveTakesItsParametersFromTheProfile) {
   RuntimeOptions o = testing_support::cpu_devices(1, 2);
   o.profile = (dir / "profile.json").string();
   Runtime runtime(o);
-  Profile stored;
-  stored.fingerprint = fingerprint_of(runtime.topology());
-  DeviceProfile& d = stored.devices[device_key(runtime.devices().front())];
-  d.name = runtime.devices().front().name;
-  d.kind = "cpu";
-  d.tuned["box9/double"] = {{{"threads", 99}}, 1e-3, 5e-4, "64x64"};
-  save_profile(o.profile, stored);
+  store_box9_tuning(runtime, o.profile, {{"threads", 99}});
 
   const Problem p =
       testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 20, 12, 0, false, 0, 5);
@@ -105,13 +111,7 @@ TEST(TunedSweeps, ACalibrationTakesItsParametersFromTheProfile) {
   RuntimeOptions o = testing_support::cpu_devices(1, 2);
   o.profile = (dir / "profile.json").string();
   Runtime runtime(o);
-  Profile stored;
-  stored.fingerprint = fingerprint_of(runtime.topology());
-  DeviceProfile& d = stored.devices[device_key(runtime.devices().front())];
-  d.name = runtime.devices().front().name;
-  d.kind = "cpu";
-  d.tuned["box9/double"] = {{{"block_x", 8}}, 1e-3, 5e-4, "64x64"};
-  save_profile(o.profile, stored);
+  store_box9_tuning(runtime, o.profile, {{"block_x", 8}});
 
   const Problem p =
       testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 64, 32, 0, false, 0, 5);
