@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "hetstencil/reference.hpp"
 #include "hetstencil/runtime.hpp"
 
 namespace hetstencil::testing_support {
@@ -188,6 +189,31 @@ inline void expect_same_bits(const Result& got, const Result& want) {
   } else {
     expect_same_bits<double>(got, want);
   }
+}
+
+// Uneven: each device but the last takes the radius x depth of units plus its
+// index (the first device the fewest), the last the rest; blocked when depth > 1.
+inline Plan uneven_plan(const Problem& p, std::size_t devices, int depth = 1) {
+  const std::int64_t least = p.stencil.radius() * depth;
+  Plan plan;
+  std::int64_t first = 1;
+  for (std::size_t k = 0; k < devices; ++k) {
+    const std::int64_t count = k + 1 == devices ? p.units() - first + 1 : least + static_cast<std::int64_t>(k);
+    plan.parts.push_back({k, first, count});
+    first += count;
+  }
+  if (depth > 1) plan.variant = VariantChoice{Variant::Blocked, depth};
+  return plan;
+}
+
+// The runtime's solve of `p` over `plan` gives the reference's bits, iterations and residual.
+inline void expect_reference(Runtime& runtime, const Problem& p, const Plan& plan) {
+  const Result reference = solve_reference(p);
+  const Result solved = runtime.solve(p, plan);
+  expect_same_bits(solved, reference);
+  EXPECT_EQ(solved.report.iterations, reference.report.iterations);
+  EXPECT_EQ(solved.report.residual.l2, reference.report.residual.l2);
+  EXPECT_EQ(solved.report.residual.max, reference.report.residual.max);
 }
 
 /// A folder of the test's own under /tmp (`prefix` names it), removed with everything in it

@@ -22,20 +22,6 @@ Problem problem_of(const Stencil& s, Precision precision, bool tolerance, int va
   return testing_support::stencil_problem(s, precision, 23, 17, 15, tolerance, variety, 23);
 }
 
-// Uneven: the first device takes the fewest units, the last the most.
-Plan uneven_plan(const Problem& p, int devices) {
-  const std::int64_t units = p.units();
-  const std::int64_t radius = p.stencil.radius();
-  std::vector<Assignment> parts;
-  std::int64_t first = 1;
-  for (int k = 0; k < devices; ++k) {
-    const std::int64_t count = k + 1 == devices ? units - first + 1 : radius + k;
-    parts.push_back({static_cast<std::size_t>(k), first, count});
-    first += count;
-  }
-  return Plan{parts};
-}
-
 Stencil random_stencil(int dimension, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> offset(-3, 3);
@@ -74,7 +60,7 @@ TEST(CpuStencils, EveryStencilOverUnevenSplitsGivesTheReferenceBits) {
           SCOPED_TRACE(s.name + " on " + std::to_string(devices) + " devices, " + to_string(precision) +
                        (tolerance ? ", tolerance" : ", fixed"));
           const Result reference = solve_reference(p);
-          const Result solved = runtime.solve(p, uneven_plan(p, devices));
+          const Result solved = runtime.solve(p, testing_support::uneven_plan(p, static_cast<std::size_t>(devices)));
           expect_same_bits(solved, reference);
           EXPECT_EQ(solved.report.iterations, reference.report.iterations);
           EXPECT_EQ(solved.report.residual.l2, reference.report.residual.l2);

@@ -23,19 +23,6 @@ Problem variable_problem(const Stencil& s, Precision precision, bool tolerance, 
   return p;
 }
 
-// Uneven: the first device takes the fewest units (the radius), the last the most.
-Plan uneven_plan(const Problem& p, int devices) {
-  const std::int64_t units = p.units();
-  std::vector<Assignment> parts;
-  std::int64_t first = 1;
-  for (int k = 0; k < devices; ++k) {
-    const std::int64_t count = k + 1 == devices ? units - first + 1 : p.stencil.radius() + k;
-    parts.push_back({static_cast<std::size_t>(k), first, count});
-    first += count;
-  }
-  return Plan{parts};
-}
-
 std::vector<Stencil> stencils() {
   return {Stencil::diffusion(2), Stencil::diffusion(3), Stencil::builtin("box9"), Stencil::builtin("star4")};
 }
@@ -51,7 +38,7 @@ TEST(CpuVariableStencils, UnevenSplitsGiveTheReferenceBits) {
           SCOPED_TRACE(p.stencil.name + " on " + std::to_string(devices) + " devices, " + to_string(precision) +
                        (tolerance ? ", tolerance" : ", fixed"));
           const Result reference = solve_reference(p);
-          const Result solved = runtime.solve(p, uneven_plan(p, devices));
+          const Result solved = runtime.solve(p, testing_support::uneven_plan(p, static_cast<std::size_t>(devices)));
           expect_same_bits(solved, reference);
           EXPECT_EQ(solved.report.iterations, reference.report.iterations);
           EXPECT_EQ(solved.report.residual.l2, reference.report.residual.l2);

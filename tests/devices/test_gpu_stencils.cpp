@@ -17,18 +17,17 @@
 #include "hetstencil/reference.hpp"
 #include "hetstencil/runtime.hpp"
 #include "runtime/executor.hpp"
+#include "tests/devices/gpu_support.hpp"
 #include "tests/test_support.hpp"
 
 namespace hetstencil {
 namespace {
 
+using testing_support::device_sets;
+using testing_support::expect_reference;
+using testing_support::on;
 using testing_support::expect_same_bits;
-
-RuntimeOptions on(const std::string& devices) {
-  RuntimeOptions o;
-  o.devices = devices;
-  return o;
-}
+using testing_support::uneven_plan;
 
 // nx past one 128-cell segment, its last one partial.
 Problem problem_of(const Stencil& s, Precision precision, bool tolerance, int variety) {
@@ -42,36 +41,6 @@ std::vector<Stencil> stencils() {
   out.push_back(testing_support::random_stencil(3, 22, 13));
   out.push_back(testing_support::random_stencil(3, 23, 40));
   return out;
-}
-
-// Uneven: each device but the last takes the radius x depth of units plus its
-// index (the first device the fewest), the last the rest.
-Plan uneven_plan(const Problem& p, std::size_t devices, int depth) {
-  const std::int64_t least = p.stencil.radius() * depth;
-  Plan plan;
-  std::int64_t first = 1;
-  for (std::size_t k = 0; k < devices; ++k) {
-    const std::int64_t count = k + 1 == devices ? p.units() - first + 1 : least + static_cast<std::int64_t>(k);
-    plan.parts.push_back({k, first, count});
-    first += count;
-  }
-  if (depth > 1) plan.variant = VariantChoice{Variant::Blocked, depth};
-  return plan;
-}
-
-std::vector<std::string> device_sets() {
-  std::vector<std::string> sets = {"gpu0", "cpu0,gpu0"};
-  if (cuda_device_count() >= 2) sets.insert(sets.end(), {"gpu0,gpu1", "gpu0,cpu0,gpu1"});
-  return sets;
-}
-
-void expect_reference(Runtime& runtime, const Problem& p, const Plan& plan) {
-  const Result reference = solve_reference(p);
-  const Result solved = runtime.solve(p, plan);
-  expect_same_bits(solved, reference);
-  EXPECT_EQ(solved.report.iterations, reference.report.iterations);
-  EXPECT_EQ(solved.report.residual.l2, reference.report.residual.l2);
-  EXPECT_EQ(solved.report.residual.max, reference.report.residual.max);
 }
 
 TEST(GpuStencils, EveryStencilOverUnevenSplitsGivesTheReferenceBits) {
