@@ -41,21 +41,8 @@ case $case in
     ;;
 esac
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-iterations() { grep -o '"iterations": *[0-9]*' "$1" | head -n 1 | grep -o '[0-9]*$'; }
-
-# The hetstencil processes mpiexec started (children of $1), from /proc alone.
-ranks_of() {
-  local stat
-  for stat in /proc/[0-9]*/stat; do
-    read -r pid name _ ppid _ 2>/dev/null < "$stat" || continue
-    [[ $ppid == "$1" && $name == "(hetstencil)" ]] && echo "$pid"
-  done
-  return 0
-}
+# fail, iterations, ranks_of
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh"
 
 if [[ $case == killed ]]; then
   "${launch[@]}" "$cli" "${solve[@]}" --devices gpu --rank-devices local --gpu-transport nccl --nx 4096 --ny 4096 \

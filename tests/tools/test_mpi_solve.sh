@@ -24,23 +24,8 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none
 solve=(solve --devices cpu --threads 1 --no-learn --no-calibrate)
 one=(--cpu-devices 1)
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-# The iterations a --json report gives.
-iterations() { grep -o '"iterations": *[0-9]*' "$1" | head -n 1 | grep -o '[0-9]*$'; }
-
-# The hetstencil processes mpiexec started (children of $1), from /proc alone.
-ranks_of() {
-  local stat
-  for stat in /proc/[0-9]*/stat; do
-    read -r pid name _ ppid _ 2>/dev/null < "$stat" || continue
-    [[ $ppid == "$1" && $name == "(hetstencil)" ]] && echo "$pid"
-  done
-  return 0
-}
+# fail, iterations, ranks_of
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh"
 
 case $case in
   fixed | tolerance)
