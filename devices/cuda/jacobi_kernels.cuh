@@ -96,12 +96,25 @@ __device__ __forceinline__ void neighbours(const Cells<T>& c, T outer, int lane,
   e = {{c.v[1], c.v[2], c.v[3], lane == 31 ? outer : right}};
 }
 
-// The segment's 128 squares added as core/residual.hpp defines: each
-// lane adds its 4 cells as (c0 + c1) + (c2 + c3), then lanes 2d apart add the
-// neighbour d lanes away. The result is valid on lane 0.
-__device__ __forceinline__ double fold_segment(const double q[4]) {
-  double sum = (q[0] + q[1]) + (q[2] + q[3]);
-  for (int d = 1; d < 32; d *= 2) sum += __shfl_down_sync(0xffffffffu, sum, d);
+// The segment's 128 squares added as core/residual.hpp defines: each lane adds
+// its 4 cells as (c0 + c1) + (c2 + c3), then lanes 2d apart add the neighbour d
+// lanes away, for d = 1, 2, ..., 16. A band's 4 rows are folded together: at
+// d = 1 and 2 a lane sends its partner the rows it does not keep, so 4 rows take
+// 5 shuffles instead of 20. a + b and b + a are the same bits, so both lanes of
+// a pair hold the canonical sum of their rows.
+//
+// pair_rows: d = 1 for rows k and k + 1 (k even) as soon as both are summed,
+// so that a lane holds no more than two sums; lane l keeps row k + (l & 1).
+__device__ __forceinline__ double pair_rows(double row_k, double row_k1, int lane) {
+  const bool odd = lane & 1;
+  return (odd ? row_k1 : row_k) + __shfl_xor_sync(0xffffffffu, odd ? row_k : row_k1, 1);
+}
+
+// d = 2 to 16 for the pairs of rows 0-1 and 2-3: lane l < 4 gets band row l's sum.
+__device__ __forceinline__ double fold_pairs(double rows01, double rows23, int lane) {
+  const bool upper = lane & 2;
+  double sum = (upper ? rows23 : rows01) + __shfl_xor_sync(0xffffffffu, upper ? rows01 : rows23, 2);
+  for (int d = 4; d < 32; d *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, d);
   return sum;
 }
 
@@ -118,17 +131,19 @@ struct SweepArgs {
 
 // Blocks per SM the register budget must allow: more warps hide more memory
 // latency until the registers spill. Measured on an H200 (1 to 6 tried); the
-// float residual sweep on an H100 (4, 5, 6: 5 is 2% faster than 4, 6 spills).
+// float residual sweep on an H100 (4, 5, 6: 5 is 2% faster than 4, 6 spills);
+// the double residual sweep spills at 4 (64 registers).
 template <class T, bool kResidual>
 constexpr int min_blocks() {
   if (sizeof(T) == 4) return kResidual ? 5 : 6;
-  return 4;
+  return kResidual ? 3 : 4;
 }
 
 /// kWrite: write the next iterate; kResidual: fold the residual of this one.
 template <class T, bool kWrite, bool kResidual, int kBand = kRows>
 __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_kernel(const T* __restrict__ u, T* __restrict__ v,
                                                          const T* __restrict__ h2f, SweepArgs a) {
+  static_assert(!kResidual || kBand == 4, "the residual folds a band of 4 rows");
   const SlabLayout& s = a.layout;
   const std::int64_t segment_blocks = (s.segments + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const std::int64_t band = blockIdx.x / segment_blocks;
@@ -146,6 +161,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
   Cells<T> n = load_cells(row(u, r0 - 1), j0, lane);
   Cells<T> c = load_cells(row(u, r0), j0, lane);
   T largest = T(0);  // |rho| is exact in T, and so is its maximum: no conversions
+  double lane_sum = 0.0;  // kResidual: the row before's, while k is odd
+  double pairs[2];         // kResidual: rows 0-1 and 2-3, paired
 #pragma unroll
   for (int k = 0; k < kBand; ++k) {
     const std::int64_t r = r0 + k;
@@ -174,21 +191,23 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
         q[i] = cell ? double(rho) * double(rho) : 0.0;
         largest = cell ? fmax(largest, fabs(rho)) : largest;
       }
-      const double folded = fold_segment(q);
-      if (lane == 0 && inside) a.segment_sums[(r - 1) * s.segments + segment] = folded;
+      const double sum = (q[0] + q[1]) + (q[2] + q[3]);
+      if (k % 2 == 0) {
+        lane_sum = sum;
+      } else {
+        pairs[k / 2] = pair_rows(lane_sum, sum, lane);
+      }
     }
     n = c;
     c = south;
   }
   if (kResidual) {
-    for (int d = 16; d >= 1; d /= 2) largest = fmax(largest, __shfl_down_sync(0xffffffffu, largest, d));
+    const double folded = fold_pairs(pairs[0], pairs[1], lane);
+    if (lane < 4 && r0 + lane < a.row_end) a.segment_sums[(r0 + lane - 1) * s.segments + segment] = folded;
+    for (int d = 1; d < 32; d *= 2) largest = fmax(largest, __shfl_xor_sync(0xffffffffu, largest, d));
     // At every row of the band: each row swept is written, so nothing has to
     // be cleared before a check, whatever bands a launch cuts.
-    if (lane == 0) {
-      for (int k = 0; k < kBand && r0 + k < a.row_end; ++k) {
-        a.segment_max[(r0 + k - 1) * s.segments + segment] = double(largest);
-      }
-    }
+    if (lane < 4 && r0 + lane < a.row_end) a.segment_max[(r0 + lane - 1) * s.segments + segment] = double(largest);
   }
 }
 
