@@ -28,6 +28,11 @@ struct TopologyDeleter {
 };
 using TopologyHandle = std::unique_ptr<hwloc_topology, TopologyDeleter>;
 
+struct BitmapDeleter {
+  void operator()(hwloc_bitmap_s* b) const { hwloc_bitmap_free(b); }
+};
+using BitmapHandle = std::unique_ptr<hwloc_bitmap_s, BitmapDeleter>;
+
 // An hwloc XML topology, as `lstopo machine.xml` writes.
 const char* const kXmlHint = "give an hwloc XML topology, as `lstopo machine.xml` writes";
 
@@ -176,9 +181,26 @@ int numa_of_core(hwloc_obj_t core, const std::vector<hwloc_obj_t>& nodes, const 
   return best < 0 ? 0 : best;
 }
 
+// The PUs this process may run on, where its binding (taskset, or an MPI
+// launcher's --bind-to) leaves out some of the machine's; null when it may
+// run on all of them. Processes that a launcher bound to their own cores then
+// keep their workers there instead of all binding them to the machine's first
+// cores.
+BitmapHandle process_binding(hwloc_topology_t topology) {
+  BitmapHandle bound(hwloc_bitmap_alloc());
+  if (!bound) HETSTENCIL_THROW(SystemError, "hwloc_bitmap_alloc failed: out of memory");
+  if (hwloc_get_cpubind(topology, bound.get(), HWLOC_CPUBIND_PROCESS) != 0) {
+    log::debug("hwloc cannot read this process's binding ({}): every core is used", std::strerror(errno));
+    return BitmapHandle();
+  }
+  const hwloc_const_cpuset_t all = hwloc_topology_get_allowed_cpuset(topology);
+  if (hwloc_bitmap_iszero(bound.get()) || hwloc_bitmap_isincluded(all, bound.get())) return BitmapHandle();
+  return bound;
+}
+
 // One package for the whole machine when hwloc reports none (some VMs), and a
-// core per PU when it reports no cores.
-Topology read(hwloc_topology_t topology) {
+// core per PU when it reports no cores. `bound`: the PUs to keep (null: all).
+Topology read(hwloc_topology_t topology, hwloc_const_bitmap_t bound) {
   Topology t;
   std::vector<hwloc_obj_t> packages = objects_of(topology, HWLOC_OBJ_PACKAGE);
   if (packages.empty()) packages.push_back(hwloc_get_root_obj(topology));
@@ -212,12 +234,18 @@ Topology read(hwloc_topology_t topology) {
   const std::vector<hwloc_obj_t> cores = objects_of(topology, core_type);
   // Each core's PUs (OS indices, in logical order); an offline or disallowed core has none.
   std::vector<std::vector<int>> pus(cores.size());
+  std::vector<bool> online(cores.size(), false);
   for (hwloc_obj_t pu : objects_of(topology, HWLOC_OBJ_PU)) {
     const hwloc_obj_t core = core_type == HWLOC_OBJ_PU ? pu : hwloc_get_ancestor_obj_by_type(topology, core_type, pu);
-    if (core) pus[core->logical_index].push_back(static_cast<int>(pu->os_index));
+    if (!core) continue;
+    online[core->logical_index] = true;
+    if (!bound || hwloc_bitmap_isset(bound, pu->os_index)) pus[core->logical_index].push_back(static_cast<int>(pu->os_index));
   }
   for (std::size_t c = 0; c < cores.size(); ++c) {
-    if (pus[c].empty()) continue;
+    if (pus[c].empty()) {
+      if (online[c]) ++t.unbound_cores;
+      continue;
+    }
     CoreInfo info;
     info.os_index = static_cast<int>(cores[c]->os_index);
     info.pus = std::move(pus[c]);
@@ -341,7 +369,8 @@ Topology load_topology(const TopologySource& source) {
   Topology t;
   try {
     TopologyHandle handle = open_topology(source);
-    t = read(handle.get());
+    const BitmapHandle bound = source.is_this_machine() ? process_binding(handle.get()) : BitmapHandle();
+    t = read(handle.get(), bound.get());
     if (source.is_this_machine()) {
       read_backend_gpus(handle.get(), t);
     } else {

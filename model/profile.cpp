@@ -132,7 +132,7 @@ Fingerprint fingerprint_of(const Topology& t) {
   f.host = host_name();
   f.cpu_model = t.packages.empty() ? "" : t.packages.front().cpu_model;
   f.sockets = static_cast<int>(t.packages.size());
-  f.cores = static_cast<int>(t.cores.size());
+  f.cores = static_cast<int>(t.cores.size()) + t.unbound_cores;  // the machine's, whatever this process is bound to
   for (const auto& g : t.gpus) f.gpus.push_back(g.name + " " + g.uuid);
   f.driver_version = t.this_machine ? driver_version() : 0;
   return f;

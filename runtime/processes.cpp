@@ -85,6 +85,35 @@ void agree(Processes& processes, const std::function<void()>& step) {
   }
 }
 
+namespace {
+
+// Processes of one node that a launcher left to share cores (OpenMPI binds 3
+// or more ranks to a socket each) or GPUs would take turns on them: every
+// process binds its workers to the first cores it may use. Said once, by rank 0.
+void warn_shared(const std::vector<DeviceInfo>& all, const std::vector<int>& owner,
+                 const std::vector<std::string>& nodes) {
+  for (std::size_t a = 0; a < all.size(); ++a) {
+    for (std::size_t b = a + 1; b < all.size(); ++b) {
+      const auto ra = static_cast<std::size_t>(owner[a]);
+      const auto rb = static_cast<std::size_t>(owner[b]);
+      if (ra == rb || nodes[ra] != nodes[rb]) continue;
+      const bool gpus = all[a].kind == DeviceKind::Gpu && all[b].kind == DeviceKind::Gpu;
+      const bool same_gpu = gpus && all[a].key == all[b].key;
+      const bool cores_met = !gpus && std::any_of(all[a].cores.begin(), all[a].cores.end(), [&](int c) {
+        return std::find(all[b].cores.begin(), all[b].cores.end(), c) != all[b].cores.end();
+      });
+      if (!same_gpu && !cores_met) continue;
+      log::warn("{} and {} (ranks {} and {} of node {}) share {}: they take turns on it and every process waits "
+                "for them; bind each rank to cores of its own (mpirun --bind-to core) or give each rank one "
+                "device (--rank-devices local)",
+                all[a].name, all[b].name, ra, rb, nodes[ra], same_gpu ? "a GPU" : "cores");
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<DeviceInfo>& mine,
                                        std::vector<int>& owner) {
   nlohmann::json list = nlohmann::json::array();
@@ -93,10 +122,14 @@ std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<D
                     d.description, d.key});
   }
   std::vector<DeviceInfo> all;
+  std::vector<std::string> nodes;
   owner.clear();
-  const std::vector<std::string> gathered = processes.all_gather(list.dump());
+  const nlohmann::json sent = {{"node", node_name()}, {"devices", list}};
+  const std::vector<std::string> gathered = processes.all_gather(sent.dump());
   for (std::size_t r = 0; r < gathered.size(); ++r) {
-    for (const auto& d : nlohmann::json::parse(gathered[r])) {
+    const nlohmann::json theirs = nlohmann::json::parse(gathered[r]);
+    nodes.push_back(theirs.at("node").get<std::string>());
+    for (const auto& d : theirs.at("devices")) {
       DeviceInfo info;
       info.name = d[0].get<std::string>();
       info.name = spread_name(processes, r, info.name);
@@ -110,6 +143,7 @@ std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<D
       owner.push_back(static_cast<int>(r));
     }
   }
+  if (processes.rank() == 0) warn_shared(all, owner, nodes);
   return all;
 }
 

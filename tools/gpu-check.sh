@@ -8,10 +8,10 @@
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # tune: hetstencil tune of each stencil on gpu0 (16384^2, 512^3) and cpu0 (4096^2, 256^3), float and
 # double, a few seconds each, then bench stencils on each: the tuned sweep beside the default one.
-# processes: CPU ranks over TCP loopback (mpirun --mca btl tcp,self, 2 and 4 ranks of one thread): the
+# processes: CPU ranks over TCP loopback (mpirun --mca btl tcp,self --bind-to core, 2 and 4 ranks of one thread): the
 # per-iteration prediction beside the measurement; on 2+ GPUs the GPU ranks' bitwise tests (ctest MpiGpuSolve).
 # solves: float 16384^2 on gpu0 (and 2, 4 GPUs), residual at the end and every iteration, and what
-# the check every iteration costs.
+# the check every iteration costs; on 2+ GPUs, poisson7 float 1024^3 on 1 and 2 GPUs (efficiency).
 # scaling: calibrate the GPUs (sync, blocked 8), then bench scaling (1..N GPUs, the NVIDIA sample's
 # problem), predicted beside measured per row.
 # grids: planned solves (calibrated first) on gpu0 and on cpu0 alone, double, 256^2 to 32768^2 and the
@@ -156,11 +156,15 @@ if want processes; then
   export XDG_CACHE_HOME=$out/cache-processes
   mkdir -p "$XDG_CACHE_HOME"
   if command -v mpirun >/dev/null; then
-    $bin calibrate --cpu-devices 1 --threads 1 --nx 256 --precision double >"$out/processes-calibrate.txt" 2>&1
     for ranks in 2 4; do
+      # Each rank bound to a core of its own, its CPU device there; the first
+      # solve measures each rank's device, the three after it are timed.
+      mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to core --mca btl tcp,self -np $ranks)
+      cpu_rank=(--threads 1 --no-learn --devices cpu --cpu-devices 1 --nx 256 --ny $((64 * ranks)) --iters 5000 --json)
+      "${mpi[@]}" $bin solve "${cpu_rank[@]}" >"$out/processes-$ranks-calibrate.json" 2>"$out/processes-$ranks-calibrate.err" ||
+        { record "tcp $ranks ranks" "calibrating FAILED"; continue; }
       for run in 1 2 3; do
-        mpirun --allow-run-as-root --oversubscribe --mca btl tcp,self -np $ranks $bin solve --threads 1 --no-learn \
-          --no-calibrate --cpu-devices 1 --nx 256 --ny $((64 * ranks)) --iters 5000 --json \
+        "${mpi[@]}" $bin solve --no-calibrate "${cpu_rank[@]}" \
           >"$out/processes-$ranks-$run.json" 2>"$out/processes-$ranks-$run.err" || { record "tcp $ranks ranks" FAILED; continue; }
         record "tcp $ranks ranks run $run" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print('iteration %.4f ms predicted, %.4f measured (%+.1f%%)' % (p*1e3, m*1e3, 100*(p-m)/m) if p else 'iteration %.4f ms measured, no prediction' % (m*1e3))" "$out/processes-$ranks-$run.json")"
       done
@@ -194,6 +198,12 @@ if want solves; then
     solve ${k}gpu-f16k-1000 --devices "$list" --precision float --nx 16384 --iters 1000
     solve ${k}gpu-f16k-1000-res1 --devices "$list" --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
   done
+  if [ "$gpus" -ge 2 ]; then
+    p7=(--stencil poisson7 --precision float --nx 1024 --ny 1024 --nz 1024 --iters 200)
+    solve gpu-poisson7-1024 --devices gpu0 "${p7[@]}"
+    solve 2gpu-poisson7-1024 --devices gpu0,gpu1 "${p7[@]}"
+    record "  poisson7 2-GPU efficiency" "$(python3 -c "import json,sys; a,b=(json.load(open(f))['solve_s'] for f in sys.argv[1:]); print('%.1f%%' % (100*a/(2*b)))" "$out/solve-gpu-poisson7-1024.json" "$out/solve-2gpu-poisson7-1024.json" 2>/dev/null)"
+  fi
 fi
 
 if want scaling; then

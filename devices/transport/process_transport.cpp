@@ -342,15 +342,11 @@ ProcessTransport::ProcessTransport(std::vector<HaloRows*> halos, std::vector<Row
   for (std::size_t k = 0; k < halos_.size(); ++k) ends_.push_back(std::make_unique<End>(*this, k));
 }
 
-namespace {
-
 std::string node_name() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "?";
   return name;
 }
-
-}  // namespace
 
 // GPU memory may cross a link only where the build has NCCL or an MPI that may
 // be CUDA-aware, and the option allows: then the processes tell each other

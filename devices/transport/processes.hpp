@@ -90,6 +90,10 @@ constexpr double kSilenceLimitS = 600.0;
 void wait_for(Message& message, const std::atomic<bool>& abort, const std::string& what,
               double limit_s = kSilenceLimitS);
 
+/// This machine's host name, which the processes of one node share ("?" where
+/// it cannot be read).
+std::string node_name();
+
 /// Whether this build has MPI.
 bool mpi_built();
 /// Whether this build's MPI may be CUDA-aware (its headers say it can be):

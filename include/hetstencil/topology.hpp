@@ -81,6 +81,9 @@ struct HETSTENCIL_API Topology {
   std::vector<std::vector<GpuLink>> links;  ///< links[a][b], gpus.size() squared
   std::string source;  ///< "this machine", the file, or the synthetic description
   bool this_machine = true;  ///< probed here (else described: its GPUs are planned for, not run)
+  /// Cores of this machine that the process's binding (taskset, an MPI
+  /// launcher's) leaves out: not in `cores`, but part of the machine.
+  int unbound_cores = 0;
 
   /// Hardware threads (PUs) of all cores.
   int hardware_threads() const;

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -29,6 +32,45 @@ TEST(Topology, ThisMachineHasCores) {
   EXPECT_TRUE(t.this_machine);
   for (const auto& c : t.cores) EXPECT_FALSE(c.pus.empty());
   EXPECT_EQ(t.links.size(), t.gpus.size());
+}
+
+// Binds the process to its last CPU, as taskset or mpirun --bind-to core
+// would, before anything (the GPU probe) starts threads of its own, then checks
+// that its CPU device is there and its fingerprint still counts every core.
+// Exits 0 when it is so, else says what is not and exits 1.
+int check_bound_process() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 2;
+  int last = -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) last = cpu;
+  }
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(last, &one);
+  if (sched_setaffinity(0, sizeof one, &one) != 0) return 2;
+  const Topology bound = load_topology();
+  const std::vector<DeviceSpec> cpu = devices_of(bound, "cpu");
+  if (sched_setaffinity(0, sizeof allowed, &allowed) != 0) return 2;
+  const Topology whole = load_topology();
+  const bool ok = bound.cores.size() == 1 && bound.cores.front().pus == std::vector<int>{last} &&
+                  bound.cores.size() + static_cast<std::size_t>(bound.unbound_cores) == whole.cores.size() &&
+                  cpu.size() == 1 && cpu.front().info.cores == std::vector<int>{bound.cores.front().os_index};
+  if (!ok) {
+    std::fprintf(stderr, "bound to CPU %d: %zu core(s), %d unbound, the whole machine %zu, %zu CPU device(s)\n",
+                 last, bound.cores.size(), bound.unbound_cores, whole.cores.size(), cpu.size());
+  }
+  return ok ? 0 : 1;
+}
+
+// A process a launcher bound to one core puts its CPU device there, and its
+// profile stays the whole machine's. In a fresh process (the threadsafe death
+// test style runs this test again from the start): threads started before the
+// binding would keep the process's binding the whole machine's.
+TEST(Topology, ABoundProcessKeepsToItsCores) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(std::exit(check_bound_process()), testing::ExitedWithCode(0), "");
 }
 
 TEST(Topology, OneSocketOneGpu) {
