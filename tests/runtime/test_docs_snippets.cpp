@@ -154,10 +154,13 @@ std::string catch_errors(hetstencil::Runtime& runtime, const hetstencil::Problem
   return said;
 }
 
+// One worker a device: on a many-core host running other tests at once, the
+// 2 s budget would go on waking idle workers before the set-up is measured.
 hetstencil::Calibrated calibrate(const std::string& profile_path) {
   hetstencil::RuntimeOptions machine;
   machine.cpu_devices = 2;
   machine.devices = "cpu";
+  machine.threads_per_device = 1;  // 0: one per core of the device
   hetstencil::CalibrateOptions c;
   c.nx = 64;                  // the row width the curves are for
   c.precisions = {hetstencil::Precision::Float};
