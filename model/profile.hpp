@@ -44,7 +44,7 @@ struct TunedParameters {
   std::map<std::string, int> values;  ///< by parameter name (Tunable::name); the others take their defaults
   double default_s = 0.0;             ///< one sweep at the defaults, median
   double tuned_s = 0.0;               ///< one sweep with `values`, median
-  std::string grid;                   ///< the grid they were measured on: "2048x2048", "128x128x128"
+  std::string grid;                   ///< the grid of their measurements: "2048x2048", "128x128x128"
 };
 
 struct DeviceProfile {

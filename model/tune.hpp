@@ -34,7 +34,7 @@ struct TuneOutcome {
   double tuned_s = 0.0;    ///< one sweep with `chosen`, median (= default_s when the defaults won)
   double spread_s = 0.0;   ///< the defaults' spread (scaled MAD): what a gain must beat
   int candidates = 0;      ///< parameter sets measured
-  bool out_of_time = false;  ///< the budget ended the search before every candidate was tried
+  bool out_of_time = false;  ///< true when the budget stops the search before every candidate is tried
 };
 
 /// A coordinate search from the defaults: each parameter in turn tries its

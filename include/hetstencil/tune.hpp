@@ -61,7 +61,7 @@ struct DeviceTuning {
   double tuned_s = 0.0;    ///< one sweep with the values chosen, median
   double spread_s = 0.0;   ///< the defaults' spread (scaled MAD) that a gain had to beat
   int candidates = 0;      ///< parameter sets measured
-  bool out_of_time = false;  ///< the budget ended the search early
+  bool out_of_time = false;  ///< true when the budget stops the search early
 
   /// default_s / tuned_s: 1 where the defaults win or there is no measurement.
   double gain() const { return default_s > 0.0 && tuned_s > 0.0 ? default_s / tuned_s : 1.0; }
@@ -72,7 +72,7 @@ struct Tuned {
   std::string stencil;  ///< the stencil's name
   Precision precision = Precision::Double;  ///< the precision
   std::vector<DeviceTuning> devices;        ///< one a device, in the machine's order
-  std::string profile;                      ///< the profile the winners were saved to
+  std::string profile;                      ///< the profile that holds the winners
 };
 
 /// Tunes every device of this machine chosen by machine.devices (their

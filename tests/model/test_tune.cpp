@@ -1,6 +1,6 @@
 // The auto-tuner's search and the tuned parameters' place in the profile:
 // what counts as faster (beyond the spread), what is kept, what is refused,
-// and that they survive a save and belong to the machine they were measured on.
+// and that they survive a save and belong to the machine that measures them.
 #include <gtest/gtest.h>
 #include <unistd.h>
 

@@ -1,5 +1,21 @@
-# What the mpirun test scripts share (sourced): failing with a message, the
-# iterations of a --json report, and the processes a launcher started.
+# What the mpirun test scripts share (sourced first, with the script's
+# arguments HETSTENCIL MPIEXEC CASE): cli, mpiexec and case set, a skip (77) in
+# a build without MPI, a scratch folder for the profile; failing with a message,
+# the iterations of a --json report, and the processes a launcher started.
+cli=$1
+mpiexec=$2
+case=$3
+if [[ $mpiexec == none ]]; then
+  echo "skipped: this build has no MPI (HETSTENCIL_MPI=OFF)"
+  exit 77
+fi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+export XDG_CACHE_HOME=$dir/cache
+# CI runs as root on 2 cores: OpenMPI needs both flags there. Containers often
+# forbid the cross-memory copies of OpenMPI's shared-memory transport.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
+launcher=("$mpiexec" --allow-run-as-root --oversubscribe)
 
 fail() {
   echo "FAIL: $*" >&2

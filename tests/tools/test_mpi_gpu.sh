@@ -8,23 +8,14 @@
 # CASE: nccl | tolerance | blocked | host | killed. Exits 77 (skipped) without MPI,
 # without 2 GPUs, or (nccl cases) in a build without NCCL.
 set -euo pipefail
-cli=$1
-mpiexec=$2
-case=$3
-if [[ $mpiexec == none ]]; then
-  echo "skipped: this build has no MPI (HETSTENCIL_MPI=OFF)"
-  exit 77
-fi
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-export XDG_CACHE_HOME=$dir/cache
+# cli, mpiexec, case, dir, launcher; fail, iterations, ranks_of
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh"
 gpus=$("$cli" probe --json | grep -c '"kind": "gpu"' || true)
 if ((gpus < 2)); then
   echo "skipped: needs 2 GPUs, this machine has $gpus"
   exit 77
 fi
-launch=("$mpiexec" --allow-run-as-root --oversubscribe -np 2)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+launch=("${launcher[@]}" -np 2)
 solve=(solve --no-learn --no-calibrate)
 transport=nccl
 path=nccl
@@ -40,9 +31,6 @@ case $case in
     exit 2
     ;;
 esac
-
-# fail, iterations, ranks_of
-source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh"
 
 if [[ $case == killed ]]; then
   "${launch[@]}" "$cli" "${solve[@]}" --devices gpu --rank-devices local --gpu-transport nccl --nx 4096 --ny 4096 \

@@ -6,26 +6,12 @@
 #   test_mpi_solve.sh HETSTENCIL MPIEXEC CASE     (MPIEXEC "none": a build without MPI; skipped)
 # CASE: fixed | tolerance | blocked | modelled | local | fails | killed. Exits 77 (skipped) without MPI.
 set -euo pipefail
-cli=$1
-mpiexec=$2
-case=$3
-if [[ $mpiexec == none ]]; then
-  echo "skipped: this build has no MPI (HETSTENCIL_MPI=OFF)"
-  exit 77
-fi
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-export XDG_CACHE_HOME=$dir/cache
-# CI runs as root on 2 cores: OpenMPI needs both flags there. Containers often
-# forbid the cross-memory copies of OpenMPI's shared-memory transport.
-launch=("$mpiexec" --allow-run-as-root --oversubscribe -np 3)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# cli, mpiexec, case, dir, launcher; fail, iterations, ranks_of
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh"
+launch=("${launcher[@]}" -np 3)
 # CPU devices alone, so that the device counts hold on a machine with GPUs too.
 solve=(solve --devices cpu --threads 1 --no-learn --no-calibrate)
 one=(--cpu-devices 1)
-
-# fail, iterations, ranks_of
-source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh"
 
 case $case in
   fixed | tolerance)
