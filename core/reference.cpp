@@ -55,8 +55,8 @@ Residual residual_of(const Problem& p, const Grid<T>& u, const SourceTerm<T>& so
     double plane_sum = 0.0;
     for (std::int64_t i = in.first; i <= in.last_row; ++i) {
       const std::int64_t row = (k * shape.rows() + i) * shape.cols();
-      const RowResidual r = residual_segments(in.first, shape.nx, [&](std::int64_t j) {
-        return double(terms.residual(u.data(), row + j, source.at_index(row + j)));
+      const RowResidual r = residual_segments<T>(in.first, shape.nx, [&](std::int64_t j) {
+        return terms.residual(u.data(), row + j, source.at_index(row + j));
       });
       if (three_d) {
         plane_sum += r.sum_sq;

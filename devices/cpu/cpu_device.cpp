@@ -236,11 +236,11 @@ void CpuDevice::residual_units(int worker, int current, std::int64_t count) {
       const T* a = coefficients ? coefficients + index + at + d : nullptr;
       row_neighbours(update, blocking_, u + at + d, sums.data(), shape.nx, a, stride);
       // StencilTerms::residual with the neighbours' sum taken from sums.
-      const RowResidual rr = residual_segments(d, shape.nx, [&](std::int64_t j) {
+      const RowResidual rr = residual_segments<T>(d, shape.nx, [&](std::int64_t j) {
         const std::int64_t cell = index + at + j;
         const T sf = h2f ? h2f[cell] : (cell == job_->spike_index ? T(1) : T(0));
         const T diagonal = a ? update.diagonal_at(a + (j - d), stride) : update.diagonal;
-        return double(sf - (diagonal * u[at + j] - sums[static_cast<std::size_t>(j - d)]));
+        return T(sf - (diagonal * u[at + j] - sums[static_cast<std::size_t>(j - d)]));
       });
       sum += rr.sum_sq;
       max_abs = std::max(max_abs, rr.max_abs);

@@ -96,24 +96,26 @@ __device__ __forceinline__ void neighbours(const Cells<T>& c, T outer, int lane,
   e = {{c.v[1], c.v[2], c.v[3], lane == 31 ? outer : right}};
 }
 
-// The segment's 128 squares added as core/residual.hpp defines: each lane adds
-// its 4 cells as (c0 + c1) + (c2 + c3), then lanes 2d apart add the neighbour d
-// lanes away, for d = 1, 2, ..., 16. A band's 4 rows are folded together: at
-// d = 1 and 2 a lane sends its partner the rows it does not keep, so 4 rows take
-// 5 shuffles instead of 20. a + b and b + a are the same bits, so both lanes of
-// a pair hold the canonical sum of their rows.
+// The segment's 128 squares added in T as core/residual.hpp defines: each lane
+// adds its 4 cells as (c0 + c1) + (c2 + c3), then lanes 2d apart add the
+// neighbour d lanes away, for d = 1, 2, ..., 16. A band's 4 rows are folded
+// together: at d = 1 and 2 a lane sends its partner the rows it does not keep,
+// so 4 rows take 5 shuffles instead of 20. a + b and b + a are the same bits,
+// so both lanes of a pair hold the canonical sum of their rows.
 //
 // pair_rows: d = 1 for rows k and k + 1 (k even) as soon as both are summed,
 // so that a lane holds no more than two sums; lane l keeps row k + (l & 1).
-__device__ __forceinline__ double pair_rows(double row_k, double row_k1, int lane) {
+template <class T>
+__device__ __forceinline__ T pair_rows(T row_k, T row_k1, int lane) {
   const bool odd = lane & 1;
   return (odd ? row_k1 : row_k) + __shfl_xor_sync(0xffffffffu, odd ? row_k : row_k1, 1);
 }
 
 // d = 2 to 16 for the pairs of rows 0-1 and 2-3: lane l < 4 gets band row l's sum.
-__device__ __forceinline__ double fold_pairs(double rows01, double rows23, int lane) {
+template <class T>
+__device__ __forceinline__ T fold_pairs(T rows01, T rows23, int lane) {
   const bool upper = lane & 2;
-  double sum = (upper ? rows23 : rows01) + __shfl_xor_sync(0xffffffffu, upper ? rows01 : rows23, 2);
+  T sum = (upper ? rows23 : rows01) + __shfl_xor_sync(0xffffffffu, upper ? rows01 : rows23, 2);
   for (int d = 4; d < 32; d *= 2) sum += __shfl_xor_sync(0xffffffffu, sum, d);
   return sum;
 }
@@ -125,7 +127,7 @@ struct SweepArgs {
   std::int64_t spike_row = -1;  // slab row and column of the spike, -1 when none
   std::int64_t spike_col = -1;
   // With the residual, per segment: [(row - 1) * segments + segment].
-  double* segment_sums = nullptr;  // the folded squares of every row
+  double* segment_sums = nullptr;  // the folded squares of every row, each exact in T
   double* segment_max = nullptr;   // the largest |rho| of the band, at each of its rows
 };
 
@@ -161,8 +163,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
   Cells<T> n = load_cells(row(u, r0 - 1), j0, lane);
   Cells<T> c = load_cells(row(u, r0), j0, lane);
   T largest = T(0);  // |rho| is exact in T, and so is its maximum: no conversions
-  double lane_sum = 0.0;  // kResidual: the row before's, while k is odd
-  double pairs[2];         // kResidual: rows 0-1 and 2-3, paired
+  T lane_sum = T(0);  // kResidual: the row before's, while k is odd
+  T pairs[2];         // kResidual: rows 0-1 and 2-3, paired
 #pragma unroll
   for (int k = 0; k < kBand; ++k) {
     const std::int64_t r = r0 + k;
@@ -184,14 +186,14 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
       store_cells(v + r * s.pitch + s.offset, j0, lane, out, s.nx);
     }
     if (kResidual) {
-      double q[4];
+      T q[4];
       for (int i = 0; i < 4; ++i) {
         const T rho = Poisson5<T>::residual(n.v[i], south.v[i], w.v[i], e.v[i], c.v[i], f.v[i]);
         const bool cell = inside && j0 + 4 * lane + i <= s.nx;
-        q[i] = cell ? double(rho) * double(rho) : 0.0;
+        q[i] = cell ? rho * rho : T(0);
         largest = cell ? fmax(largest, fabs(rho)) : largest;
       }
-      const double sum = (q[0] + q[1]) + (q[2] + q[3]);
+      const T sum = (q[0] + q[1]) + (q[2] + q[3]);
       if (k % 2 == 0) {
         lane_sum = sum;
       } else {
@@ -202,8 +204,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
     c = south;
   }
   if (kResidual) {
-    const double folded = fold_pairs(pairs[0], pairs[1], lane);
-    if (lane < 4 && r0 + lane < a.row_end) a.segment_sums[(r0 + lane - 1) * s.segments + segment] = folded;
+    const T folded = fold_pairs(pairs[0], pairs[1], lane);
+    if (lane < 4 && r0 + lane < a.row_end) a.segment_sums[(r0 + lane - 1) * s.segments + segment] = double(folded);
     for (int d = 1; d < 32; d *= 2) largest = fmax(largest, __shfl_xor_sync(0xffffffffu, largest, d));
     // At every row of the band: each row swept is written, so nothing has to
     // be cleared before a check, whatever bands a launch cuts.

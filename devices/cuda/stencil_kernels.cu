@@ -91,11 +91,11 @@ __global__ void __launch_bounds__(kLanes * kWarps)
         }
       }
       if (Residual && unit >= pass.check_begin && unit < pass.check_end) {
-        double square[kCells];
-        double largest = 0.0;
+        T square[kCells];
+        T largest = T(0);
 #pragma unroll
         for (int c = 0; c < kCells; ++c) {
-          const double rho = valid[c] ? double(sf[c] - (diagonal * p[c * kLanes] - sum[c])) : 0.0;
+          const T rho = valid[c] ? T(sf[c] - (diagonal * p[c * kLanes] - sum[c])) : T(0);
           square[c] = rho * rho;
           largest = fmax(largest, fabs(rho));
         }
@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(kLanes * kWarps)
         }
         if (lane == 0) {
           const std::int64_t k = ((unit - pass.check_begin) * slab.lines + line) * slab.segments + blockIdx.x;
-          pass.segment_sums[k] = (square[0] + square[1]) + (square[2] + square[3]);
-          pass.segment_max[k] = largest;
+          pass.segment_sums[k] = double((square[0] + square[1]) + (square[2] + square[3]));
+          pass.segment_max[k] = double(largest);
         }
       }
     }
