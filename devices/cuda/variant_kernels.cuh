@@ -34,6 +34,7 @@
 
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
+#include "devices/cuda/stream_band.hpp"
 #include "hetstencil/variant.hpp"
 
 namespace hetstencil::cuda {
@@ -196,21 +197,19 @@ __global__ void __launch_bounds__(kTileColumns) async3_kernel(T* u, const T* __r
 
 // The streamed blocked kernel's shape: a warp owns a strip of 32 x C columns
 // (ghost columns included), C of them a thread, and walks down a band of rows;
-// warps never wait for each other. Bands are as long as leave enough warps to
-// fill the GPU: their first rows are swept K times too many.
+// warps never wait for each other. stream_band (stream_band.hpp) sets the
+// bands' length.
 template <class T>
 __host__ __device__ constexpr int stream_columns_per_thread() {
   return sizeof(T) == 4 ? 4 : 2;  // the iterates in flight stay in registers
 }
 constexpr int kStreamWarpsPerBlock = 4;
-constexpr int kStreamMaxBand = 256;
-constexpr std::int64_t kStreamWarpsWanted = 16384;
 
 /// blocked: S sweeps of the grid in `a` from u into v (rows 1..ny, columns
 /// 1..nx), bands of `band` rows.
 template <class T, int S>
 __global__ void __launch_bounds__(32 * kStreamWarpsPerBlock)
-    stream_kernel(const T* __restrict__ u, T* __restrict__ v, const T* __restrict__ h2f, TileArgs a, int band) {
+    stream_kernel(const T* __restrict__ u, T* __restrict__ v, const T* __restrict__ h2f, TileArgs a, std::int64_t band) {
   constexpr int C = stream_columns_per_thread<T>();
   constexpr int W = 32 * C;
   constexpr unsigned kWarp = 0xffffffffu;
@@ -278,29 +277,36 @@ __global__ void __launch_bounds__(32 * kStreamWarpsPerBlock)
 }
 
 template <class T, int S>
-void launch_stream(const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream_t stream) {
+void launch_stream(const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream_t stream,
+                   const std::string& context) {
   constexpr int W = 32 * stream_columns_per_thread<T>();
+  constexpr int kThreads = 32 * kStreamWarpsPerBlock;
   const std::int64_t strips = (a.layout.nx + W - 2 * S - 1) / (W - 2 * S);
-  int band = kStreamMaxBand;
-  while (band > 4 * S && strips * ((a.ny + band - 1) / band) < kStreamWarpsWanted) band /= 2;
-  const dim3 grid(static_cast<unsigned>((strips + kStreamWarpsPerBlock - 1) / kStreamWarpsPerBlock),
-                  static_cast<unsigned>((a.ny + band - 1) / band));
-  stream_kernel<T, S><<<grid, 32 * kStreamWarpsPerBlock, 0, stream>>>(u, v, h2f, a, band);
+  const std::int64_t strip_blocks = (strips + kStreamWarpsPerBlock - 1) / kStreamWarpsPerBlock;
+  int gpu = 0, sms = 0, per_sm = 0;
+  HETSTENCIL_CUDA_CHECK(cudaGetDevice(&gpu), context + ": finding its GPU");
+  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu), context + ": counting its SMs");
+  HETSTENCIL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream_kernel<T, S>, kThreads, 0),
+                        context + ": sizing a blocked pass");
+  const std::int64_t band = stream_band(a.ny, strip_blocks, static_cast<std::int64_t>(sms) * per_sm, S);
+  const dim3 grid(static_cast<unsigned>(strip_blocks), static_cast<unsigned>((a.ny + band - 1) / band));
+  stream_kernel<T, S><<<grid, kThreads, 0, stream>>>(u, v, h2f, a, band);
 }
 
 /// blocked: `steps` (1..kMaxBlockedDepth) sweeps from u into v.
 template <class T>
-void launch_blocked(int steps, const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream_t stream) {
+void launch_blocked(int steps, const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream_t stream,
+                    const std::string& context) {
   static_assert(kMaxBlockedDepth == 8, "one instance per depth");
   switch (steps) {
-    case 1: launch_stream<T, 1>(u, v, h2f, a, stream); break;
-    case 2: launch_stream<T, 2>(u, v, h2f, a, stream); break;
-    case 3: launch_stream<T, 3>(u, v, h2f, a, stream); break;
-    case 4: launch_stream<T, 4>(u, v, h2f, a, stream); break;
-    case 5: launch_stream<T, 5>(u, v, h2f, a, stream); break;
-    case 6: launch_stream<T, 6>(u, v, h2f, a, stream); break;
-    case 7: launch_stream<T, 7>(u, v, h2f, a, stream); break;
-    default: launch_stream<T, 8>(u, v, h2f, a, stream); break;
+    case 1: launch_stream<T, 1>(u, v, h2f, a, stream, context); break;
+    case 2: launch_stream<T, 2>(u, v, h2f, a, stream, context); break;
+    case 3: launch_stream<T, 3>(u, v, h2f, a, stream, context); break;
+    case 4: launch_stream<T, 4>(u, v, h2f, a, stream, context); break;
+    case 5: launch_stream<T, 5>(u, v, h2f, a, stream, context); break;
+    case 6: launch_stream<T, 6>(u, v, h2f, a, stream, context); break;
+    case 7: launch_stream<T, 7>(u, v, h2f, a, stream, context); break;
+    default: launch_stream<T, 8>(u, v, h2f, a, stream, context); break;
   }
 }
 
@@ -328,7 +334,7 @@ bool launch_tile_pass(const VariantChoice& c, int steps, T* u, T* v, const T* h2
                                           " sweeps a pass, not " + std::to_string(steps));
   }
   if (c.variant == Variant::Blocked) {
-    launch_blocked<T>(steps, u, v, h2f, a, stream);
+    launch_blocked<T>(steps, u, v, h2f, a, stream, context);
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context + ": launching a blocked pass");
     return true;
   }

@@ -1,0 +1,48 @@
+// The blocked GPU kernel's band length (devices/cuda/stream_band.hpp), a plain
+// function: tested here without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "devices/cuda/stream_band.hpp"
+
+namespace hetstencil::cuda {
+namespace {
+
+// Waves of blocks times one band's walk, as the GPU runs them.
+std::int64_t walk(std::int64_t rows, std::int64_t band, std::int64_t strip_blocks, std::int64_t resident, int depth) {
+  const std::int64_t blocks = strip_blocks * ((rows + band - 1) / band);
+  return (blocks + resident - 1) / resident * (band + 2 * depth);
+}
+
+TEST(StreamBand, NoOtherBandFinishesSooner) {
+  for (const std::int64_t rows : {16384, 8208, 4112, 2064, 1000, 97}) {
+    for (const std::int64_t resident : {528, 1056, 37, 1}) {
+      for (const int depth : {1, 4, 8}) {
+        const std::int64_t chosen = stream_band(rows, 37, resident, depth);
+        ASSERT_GE(chosen, 4 * depth) << rows;
+        ASSERT_LE(chosen, rows);
+        const std::int64_t cost = walk(rows, chosen, 37, resident, depth);
+        for (std::int64_t band = 4 * depth; band <= rows; ++band) {
+          ASSERT_LE(cost, walk(rows, band, 37, resident, depth)) << rows << " rows, band " << band << " beats "
+                                                                 << chosen << " (" << resident << " resident)";
+        }
+      }
+    }
+  }
+}
+
+TEST(StreamBand, OneWaveFillsTheGpuWithTheRowsCutEvenly) {
+  // Room for 14 bands of each of 37 strips: 14 bands, the rows cut as evenly as can be.
+  EXPECT_EQ(stream_band(8208, 37, 37 * 14, 8), (8208 + 13) / 14);
+  // Room for every band of the shortest: more blocks at once beat rows swept twice.
+  EXPECT_EQ(stream_band(8208, 37, 100000, 8), 32);
+}
+
+TEST(StreamBand, FewRowsAreOneBand) {
+  EXPECT_EQ(stream_band(20, 37, 528, 8), 20);
+  EXPECT_EQ(stream_band(0, 37, 528, 8), 1);
+}
+
+}  // namespace
+}  // namespace hetstencil::cuda
