@@ -2,6 +2,7 @@
 // function: tested here without a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "devices/cuda/stream_band.hpp"
@@ -9,10 +10,12 @@
 namespace hetstencil::cuda {
 namespace {
 
-// Waves of blocks times one band's walk, as the GPU runs them.
-std::int64_t walk(std::int64_t rows, std::int64_t band, std::int64_t strip_blocks, std::int64_t resident, int depth) {
+// The blocks' walks over the resident slots, then the tail, as stream_band.hpp
+// says the GPU runs them.
+double walk(std::int64_t rows, std::int64_t band, std::int64_t strip_blocks, std::int64_t resident, int depth) {
   const std::int64_t blocks = strip_blocks * ((rows + band - 1) / band);
-  return (blocks + resident - 1) / resident * (band + 2 * depth);
+  const double waves = static_cast<double>(std::max(blocks, resident)) / static_cast<double>(resident);
+  return (waves + kStreamTail) * static_cast<double>(band + 2 * depth);
 }
 
 TEST(StreamBand, NoOtherBandFinishesSooner) {
@@ -22,7 +25,7 @@ TEST(StreamBand, NoOtherBandFinishesSooner) {
         const std::int64_t chosen = stream_band(rows, 37, resident, depth);
         ASSERT_GE(chosen, 4 * depth) << rows;
         ASSERT_LE(chosen, rows);
-        const std::int64_t cost = walk(rows, chosen, 37, resident, depth);
+        const double cost = walk(rows, chosen, 37, resident, depth);
         for (std::int64_t band = 4 * depth; band <= rows; ++band) {
           ASSERT_LE(cost, walk(rows, band, 37, resident, depth)) << rows << " rows, band " << band << " beats "
                                                                  << chosen << " (" << resident << " resident)";
@@ -32,11 +35,13 @@ TEST(StreamBand, NoOtherBandFinishesSooner) {
   }
 }
 
-TEST(StreamBand, OneWaveFillsTheGpuWithTheRowsCutEvenly) {
-  // Room for 14 bands of each of 37 strips: 14 bands, the rows cut as evenly as can be.
-  EXPECT_EQ(stream_band(8208, 37, 37 * 14, 8), (8208 + 13) / 14);
-  // Room for every band of the shortest: more blocks at once beat rows swept twice.
+TEST(StreamBand, ManyWavesOfShortBandsOrFewOfLongOnes) {
+  // Slots for every block of the shortest bands: many blocks at once beat rows swept twice.
   EXPECT_EQ(stream_band(8208, 37, 100000, 8), 32);
+  // The H200's float depth-8 pass, 528 slots: bands between the shortest and one wave.
+  const std::int64_t band = stream_band(16384, 37, 528, 8);
+  EXPECT_GT(band, 128);
+  EXPECT_LT(band, (16384 + 13) / 14);
 }
 
 TEST(StreamBand, FewRowsAreOneBand) {
