@@ -8,9 +8,12 @@
 // segments of 128 cells (cells past nx count as 0); a segment's 128 squares are
 // taken in T and added in T as a balanced tree of neighbours (cell k += cell
 // k + h for every k that is a multiple of 2h, for h = 1, 2, 4, ..., 64); the
-// segments' results are added in double in column order, the rows in row order;
+// segments' results are added in double in column order in groups of 8 (1024
+// cells, the last group what is left), the groups' sums in column order, the
+// rows in row order;
 // a 3-D grid's rows are added in row order into its planes' sums, the planes in
-// plane order (like the rows of 2-D). Squares in T cost a GPU nothing beside the
+// plane order (like the rows of 2-D). A GPU block sweeps a group and adds it,
+// so a check gathers 16 numbers a row of 16384 cells, not 128. Squares in T cost a GPU nothing beside the
 // sweep's memory traffic, where a conversion to double for every cell costs a
 // float sweep a fifth of its time on an H200; a segment's tree in float is exact
 // to a few units in the last place, far below any tolerance a float iteration
@@ -30,6 +33,7 @@
 namespace hetstencil {
 
 constexpr int kResidualSegment = 128;
+constexpr int kResidualGroup = 8;  // segments
 
 struct RowResidual {
   double sum_sq = 0.0;
@@ -41,6 +45,8 @@ struct RowResidual {
 template <class T, class RhoAt>
 RowResidual residual_segments(std::int64_t first, std::int64_t nx, RhoAt rho_at) {
   double row = 0.0;
+  double group = 0.0;
+  int in_group = 0;  // segments
   T max_abs = T(0);  // |rho| is exact in T, and so is its maximum
   const std::int64_t end = first + nx;
   for (std::int64_t j0 = first; j0 < end; j0 += kResidualSegment) {
@@ -58,7 +64,12 @@ RowResidual residual_segments(std::int64_t first, std::int64_t nx, RhoAt rho_at)
     for (int h = 1; h < kResidualSegment; h *= 2) {
       for (int k = 0; k < kResidualSegment; k += 2 * h) cell[k] += cell[k + h];
     }
-    row += double(cell[0]);
+    group += double(cell[0]);
+    if (++in_group == kResidualGroup || j0 + kResidualSegment >= end) {
+      row += group;
+      group = 0.0;
+      in_group = 0;
+    }
   }
   return {row, double(max_abs)};
 }

@@ -32,14 +32,14 @@ SweepVsCopy time_sweep(int gpu, std::int64_t nx, std::int64_t ny, int repetition
   SweepVsCopy r;
   const cuda::SlabLayout layout = cuda::make_layout<T>(nx);
   const std::size_t slab = static_cast<std::size_t>((ny + 2) * layout.pitch) * sizeof(T);
-  const std::size_t sums = static_cast<std::size_t>(ny * layout.segments) * sizeof(double);
+  const std::size_t sums = static_cast<std::size_t>(ny * layout.groups) * sizeof(double);
   std::size_t free_bytes = 0, total = 0;
   HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total), where);
   if (2 * slab + 2 * sums + (std::size_t(1) << 28) > free_bytes) {
     r.skipped = true;
     return r;
   }
-  cuda::DeviceMemory u(slab, where), v(slab, where), segment_sums(sums, where), segment_max(sums, where);
+  cuda::DeviceMemory u(slab, where), v(slab, where), group_sums(sums, where), group_max(sums, where);
   fill_random<T><<<1024, 256>>>(u.get<T>(), slab / sizeof(T));
   fill_random<T><<<1024, 256>>>(v.get<T>(), slab / sizeof(T));
   HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), where + " (filling)");
@@ -48,8 +48,8 @@ SweepVsCopy time_sweep(int gpu, std::int64_t nx, std::int64_t ny, int repetition
   a.layout = layout;
   a.row_begin = 1;
   a.row_end = ny + 1;
-  a.segment_sums = segment_sums.get<double>();
-  a.segment_max = segment_max.get<double>();
+  a.group_sums = group_sums.get<double>();
+  a.group_max = group_max.get<double>();
   r.sweep_s = median_seconds(where, repetitions, stream, [&] {
     cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
   });
@@ -142,8 +142,8 @@ std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::i
     const std::int64_t most = *std::max_element(rows.begin(), rows.end());
     const cuda::SlabLayout layout = cuda::make_layout<T>(nx);
     const std::size_t slab = static_cast<std::size_t>((most + 2) * layout.pitch) * sizeof(T);
-    const std::size_t sums = static_cast<std::size_t>(most * layout.segments) * sizeof(double);
-    cuda::DeviceMemory u(slab, where), v(slab, where), segment_sums(sums, where), segment_max(sums, where);
+    const std::size_t sums = static_cast<std::size_t>(most * layout.groups) * sizeof(double);
+    cuda::DeviceMemory u(slab, where), v(slab, where), group_sums(sums, where), group_max(sums, where);
     fill_random<T><<<1024, 256>>>(u.get<T>(), slab / sizeof(T));
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), where);
     cuda::Stream stream(where);
@@ -155,8 +155,8 @@ std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::i
       a.layout = layout;
       a.row_begin = 1;
       a.row_end = r + 1;
-      a.segment_sums = segment_sums.get<double>();
-      a.segment_max = segment_max.get<double>();
+      a.group_sums = group_sums.get<double>();
+      a.group_max = group_max.get<double>();
       cuda::TileArgs t;
       t.layout = layout;
       t.ny = r;

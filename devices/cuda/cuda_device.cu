@@ -26,24 +26,24 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-/// Adds each row's segment sums in column order and takes the row's largest
+/// Adds each row's group sums in column order and takes the row's largest
 /// |rho|: row_sums[r - 1] and row_max[r - 1] for slab rows 1..rows. One warp a
 /// row: the lanes read 32 sums side by side, and every lane adds them one after
 /// the other, so lane 0 ends with the sequential sum.
-__global__ void row_sums_kernel(const double* __restrict__ segment_sums, const double* __restrict__ segment_max,
-                                std::int64_t segments, std::int64_t rows, double* __restrict__ row_sums,
+__global__ void row_sums_kernel(const double* __restrict__ group_sums, const double* __restrict__ group_max,
+                                std::int64_t groups, std::int64_t rows, double* __restrict__ row_sums,
                                 double* __restrict__ row_max) {
   const std::int64_t r = (blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x) / 32;
   const int lane = threadIdx.x & 31;
   if (r >= rows) return;  // a whole warp at once
-  const double* sums = segment_sums + r * segments;
-  const double* maxima = segment_max + r * segments;
+  const double* sums = group_sums + r * groups;
+  const double* maxima = group_max + r * groups;
   double total = 0.0, largest = 0.0;
-  for (std::int64_t k0 = 0; k0 < segments; k0 += 32) {
-    const bool mine = k0 + lane < segments;
+  for (std::int64_t k0 = 0; k0 < groups; k0 += 32) {
+    const bool mine = k0 + lane < groups;
     const double sum = mine ? sums[k0 + lane] : 0.0;
     largest = fmax(largest, mine ? maxima[k0 + lane] : 0.0);
-    const int count = static_cast<int>(segments - k0 < 32 ? segments - k0 : 32);
+    const int count = static_cast<int>(groups - k0 < 32 ? groups - k0 : 32);
     for (int k = 0; k < count; ++k) total += __shfl_sync(0xffffffffu, sum, k);
   }
   for (int d = 16; d >= 1; d /= 2) largest = fmax(largest, __shfl_down_sync(0xffffffffu, largest, d));
@@ -189,12 +189,12 @@ class CudaDevice final : public Device {
   }
 
  private:
-  // What a check of an iterate fills: per segment of each row its folded
-  // squares and its band's largest |rho|, then per row their sum and maximum
-  // (row sums first), and those on the host.
+  // What a check of an iterate fills: per group of segments of each row its
+  // folded squares and its band's largest |rho|, then per row their sum and
+  // maximum (row sums first), and those on the host.
   struct CheckBuffers {
-    cuda::DeviceMemory segment_sums;
-    cuda::DeviceMemory segment_max;
+    cuda::DeviceMemory group_sums;
+    cuda::DeviceMemory group_max;
     cuda::DeviceMemory row_stats;
     cuda::PinnedMemory host_row_stats;
     cuda::Event copied;
@@ -278,7 +278,7 @@ class CudaDevice final : public Device {
     const cuda::SlabLayout layout = cuda::make_layout<T>(job.nx);
     const std::int64_t slab_rows = job.ghost_rows(Side::Top, rows) + rows.count + job.ghost_rows(Side::Bottom, rows);
     const std::size_t slab = static_cast<std::size_t>(slab_rows * layout.pitch) * sizeof(T);
-    const std::size_t sums = static_cast<std::size_t>(rows.count * layout.segments) * sizeof(double);
+    const std::size_t sums = static_cast<std::size_t>(rows.count * layout.groups) * sizeof(double);
     const bool h2f = job.grid_source || job.h2f != nullptr;
     return static_cast<std::size_t>(buffers_for(job)) * slab + (h2f ? slab : 0) +
            2 * (2 * sums + 2 * static_cast<std::size_t>(rows.count) * sizeof(double));
@@ -293,7 +293,7 @@ class CudaDevice final : public Device {
     const std::int64_t n = rows_.count;
     const std::int64_t slab_rows = ghosts_[0] + n + ghosts_[1];
     const std::size_t slab = static_cast<std::size_t>(slab_rows * layout_.pitch) * sizeof(T);
-    const std::size_t sums = static_cast<std::size_t>(n * layout_.segments) * sizeof(double);
+    const std::size_t sums = static_cast<std::size_t>(n * layout_.groups) * sizeof(double);
     // Refused before any device allocated (check_memory) where it cannot fit;
     // here only a warning where it may not fit in what is free.
     const std::size_t needed = bytes_needed<T>(*job_, rows_);
@@ -334,8 +334,8 @@ class CudaDevice final : public Device {
                             context("copying the right-hand side to the GPU"));
     }
     for (CheckBuffers& c : checks_) {
-      c.segment_sums = cuda::DeviceMemory(sums, context("allocating the residual sums"));
-      c.segment_max = cuda::DeviceMemory(sums, context("allocating the residual maxima"));
+      c.group_sums = cuda::DeviceMemory(sums, context("allocating the residual sums"));
+      c.group_max = cuda::DeviceMemory(sums, context("allocating the residual maxima"));
       c.row_stats = cuda::DeviceMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating the row sums"));
       c.host_row_stats = cuda::PinnedMemory(2 * static_cast<std::size_t>(n) * sizeof(double),
                                             context("allocating pinned row sums"));
@@ -385,8 +385,8 @@ class CudaDevice final : public Device {
       a.spike_row = local_spike;
       a.spike_col = job_->spike_col;
     }
-    a.segment_sums = check_of(t).segment_sums.get<double>();
-    a.segment_max = check_of(t).segment_max.get<double>();
+    a.group_sums = check_of(t).group_sums.get<double>();
+    a.group_max = check_of(t).group_max.get<double>();
     return a;
   }
 
@@ -415,7 +415,7 @@ class CudaDevice final : public Device {
     HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(check_, swept_, 0), context("ordering the residual after its sweeps"));
     double* stats = c.row_stats.get<double>();
     row_sums_kernel<<<static_cast<unsigned>((n + 7) / 8), 256, 0, check_>>>(
-        c.segment_sums.get<double>(), c.segment_max.get<double>(), layout_.segments, n, stats, stats + n);
+        c.group_sums.get<double>(), c.group_max.get<double>(), layout_.groups, n, stats, stats + n);
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the row sums"));
     HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(c.host_row_stats.get(), stats, 2 * static_cast<std::size_t>(n) * sizeof(double),
                                           cudaMemcpyDeviceToHost, check_),

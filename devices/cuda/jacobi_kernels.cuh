@@ -13,12 +13,13 @@
 
 #include <cstdint>
 
+#include "core/residual.hpp"
 #include "core/stencil_update.hpp"
 
 namespace hetstencil::cuda {
 
 constexpr int kSegment = 128;       // cells per warp and row; the residual's segment
-constexpr int kWarpsPerBlock = 8;   // segments side by side in a block
+constexpr int kWarpsPerBlock = kResidualGroup;  // segments side by side in a block: the residual's group
 constexpr int kThreads = 32 * kWarpsPerBlock;
 // Rows each warp walks down: few enough for many warps and registers to spare,
 // enough that the rows above and below are not read too often (measured on an
@@ -32,6 +33,7 @@ struct SlabLayout {
   std::int64_t offset = 0;
   std::int64_t nx = 0;
   std::int64_t segments = 0;  // ceil(nx / 128)
+  std::int64_t groups = 0;    // of segments, a block's: ceil(segments / 8)
 };
 
 template <class T>
@@ -40,6 +42,7 @@ SlabLayout make_layout(std::int64_t nx) {
   const std::int64_t align = 128 / static_cast<std::int64_t>(sizeof(T));
   s.nx = nx;
   s.segments = (nx + kSegment - 1) / kSegment;
+  s.groups = (s.segments + kWarpsPerBlock - 1) / kWarpsPerBlock;
   s.offset = align - 1;
   // Room for every segment's cells and the east neighbour of the last one.
   s.pitch = (align + s.segments * kSegment + 1 + align - 1) / align * align;
@@ -126,14 +129,14 @@ struct SweepArgs {
   std::int64_t row_end = 1;
   std::int64_t spike_row = -1;  // slab row and column of the spike, -1 when none
   std::int64_t spike_col = -1;
-  // With the residual, per segment: [(row - 1) * segments + segment].
-  double* segment_sums = nullptr;  // the folded squares of every row, each exact in T
-  double* segment_max = nullptr;   // the largest |rho| of the band, at each of its rows
+  // With the residual, per group of segments: [(row - 1) * groups + group].
+  double* group_sums = nullptr;  // the folded squares of every row
+  double* group_max = nullptr;   // the largest |rho| of the band, at each of its rows
 };
 
 // Blocks per SM the register budget must allow: more warps hide more memory
 // latency until the registers spill. Measured on an H200 (1 to 6 tried); the
-// float residual sweep on an H100 (4, 5, 6: 5 is 2% faster than 4, 6 spills);
+// float residual sweep is 1% faster at 5 than at 6 (40 registers, no spills);
 // the double residual sweep spills at 4 (64 registers).
 template <class T, bool kResidual>
 constexpr int min_blocks() {
@@ -147,13 +150,18 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
                                                          const T* __restrict__ h2f, SweepArgs a) {
   static_assert(!kResidual || kBand == 4, "the residual folds a band of 4 rows");
   const SlabLayout& s = a.layout;
-  const std::int64_t segment_blocks = (s.segments + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const std::int64_t band = blockIdx.x / segment_blocks;
+  const std::int64_t band = blockIdx.x / s.groups;
+  const std::int64_t group = blockIdx.x % s.groups;
   const int lane = threadIdx.x & 31;
-  const std::int64_t segment = (blockIdx.x % segment_blocks) * kWarpsPerBlock + (threadIdx.x >> 5);
-  if (segment >= s.segments) return;  // a whole warp at once
-  const std::int64_t j0 = 1 + segment * kSegment;
+  const int warp = threadIdx.x >> 5;
+  const std::int64_t segment = group * kWarpsPerBlock + warp;
   const std::int64_t r0 = a.row_begin + band * kBand;
+  // A warp past the last segment sweeps the last one again but stores
+  // nothing; with the residual its sums are +0.0, added to its block's (the
+  // same bits).
+  const bool active = segment < s.segments;
+  if (!kResidual && !active) return;  // a whole warp at once
+  const std::int64_t j0 = 1 + (active ? segment : s.segments - 1) * kSegment;
   // Rows past the band's end are clamped to the ghost row: every load stays in
   // bounds, so none has to wait for a bounds check.
   auto row = [&](const T* base, std::int64_t r) {
@@ -162,7 +170,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
 
   Cells<T> n = load_cells(row(u, r0 - 1), j0, lane);
   Cells<T> c = load_cells(row(u, r0), j0, lane);
-  T largest = T(0);  // |rho| is exact in T, and so is its maximum: no conversions
+  T largest = T(0);   // |rho| is exact in T, and so is its maximum: no conversions
   T lane_sum = T(0);  // kResidual: the row before's, while k is odd
   T pairs[2];         // kResidual: rows 0-1 and 2-3, paired
 #pragma unroll
@@ -179,7 +187,7 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
         if (j0 + 4 * lane + i == a.spike_col) f.v[i] = T(1);
       }
     }
-    const bool inside = r < a.row_end;
+    const bool inside = active && r < a.row_end;
     if (kWrite && inside) {
       Cells<T> out;
       for (int i = 0; i < 4; ++i) out.v[i] = Poisson5<T>::update(n.v[i], south.v[i], w.v[i], e.v[i], f.v[i]);
@@ -204,22 +212,37 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
     c = south;
   }
   if (kResidual) {
+    // The block's group of segments, added in column order for each band row
+    // by lanes 0-3 of warp 0.
+    __shared__ T band_sums[kWarpsPerBlock][4];
+    __shared__ T band_max[kWarpsPerBlock];
     const T folded = fold_pairs(pairs[0], pairs[1], lane);
-    if (lane < 4 && r0 + lane < a.row_end) a.segment_sums[(r0 + lane - 1) * s.segments + segment] = double(folded);
     for (int d = 1; d < 32; d *= 2) largest = fmax(largest, __shfl_xor_sync(0xffffffffu, largest, d));
-    // At every row of the band: each row swept is written, so nothing has to
-    // be cleared before a check, whatever bands a launch cuts.
-    if (lane < 4 && r0 + lane < a.row_end) a.segment_max[(r0 + lane - 1) * s.segments + segment] = double(largest);
+    if (lane < 4) band_sums[warp][lane] = folded;
+    if (lane == 0) band_max[warp] = largest;
+    __syncthreads();
+    const int k = static_cast<int>(threadIdx.x);
+    if (k < 4 && r0 + k < a.row_end) {
+      double sum = 0.0;
+      T most = T(0);
+      for (int w = 0; w < kWarpsPerBlock; ++w) {
+        sum += double(band_sums[w][k]);
+        most = fmax(most, band_max[w]);
+      }
+      // The band's largest at every row: each row swept is written, so nothing
+      // has to be cleared before a check, whatever bands a launch cuts.
+      a.group_sums[(r0 + k - 1) * s.groups + group] = sum;
+      a.group_max[(r0 + k - 1) * s.groups + group] = double(most);
+    }
   }
 }
 
 template <class T, bool kWrite, bool kResidual, int kBand = kRows>
 void launch_sweep(const T* u, T* v, const T* h2f, const SweepArgs& a, cudaStream_t stream) {
   if (a.row_end <= a.row_begin) return;
-  const std::int64_t segment_blocks = (a.layout.segments + kWarpsPerBlock - 1) / kWarpsPerBlock;
   const std::int64_t bands = (a.row_end - a.row_begin + kBand - 1) / kBand;
   sweep_kernel<T, kWrite, kResidual, kBand>
-      <<<static_cast<unsigned>(segment_blocks * bands), kThreads, 0, stream>>>(u, v, h2f, a);
+      <<<static_cast<unsigned>(a.layout.groups * bands), kThreads, 0, stream>>>(u, v, h2f, a);
 }
 
 }  // namespace hetstencil::cuda

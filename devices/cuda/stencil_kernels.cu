@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "core/log.hpp"
+#include "core/residual.hpp"
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/runtime_kernel.hpp"
 #include "hetstencil/stencil.hpp"
@@ -125,10 +126,15 @@ __global__ void unit_sums_kernel(const StencilSlab slab, const double* __restric
   double total = 0.0, largest = 0.0;
   for (std::int64_t line = 0; line < slab.lines; ++line) {
     const std::int64_t first = (u * slab.lines + line) * slab.segments;
-    double row = 0.0;
+    // core/residual.hpp's order: the segments in groups, the groups in order.
+    double row = 0.0, group = 0.0;
     for (std::int64_t s = 0; s < slab.segments; ++s) {
-      row += segment_sums[first + s];
+      group += segment_sums[first + s];
       largest = fmax(largest, segment_max[first + s]);
+      if (s % kResidualGroup == kResidualGroup - 1 || s == slab.segments - 1) {
+        row += group;
+        group = 0.0;
+      }
     }
     total += row;
   }

@@ -1,5 +1,5 @@
 // The residual's fixed order (core/residual.hpp): a segment's squares and tree
-// in the problem's precision, the segments and rows in double.
+// in the problem's precision, the segments in groups of 8 and the rows in double.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,23 +33,32 @@ void expect_tree_in(std::int64_t nx) {
   const std::vector<T> rho = rhos<T>(nx);
   const RowResidual r = residual_segments<T>(0, nx, [&](std::int64_t j) { return rho[static_cast<std::size_t>(j)]; });
   double expected = 0.0;
+  double group = 0.0;
+  std::int64_t segment = 0;
+  const std::int64_t segments = (nx + kResidualSegment - 1) / kResidualSegment;
   T largest = T(0);
-  for (std::int64_t j0 = 0; j0 < nx; j0 += kResidualSegment) {
+  for (std::int64_t j0 = 0; j0 < nx; j0 += kResidualSegment, ++segment) {
     std::vector<T> squares(kResidualSegment, T(0));
     for (std::int64_t k = 0; k < kResidualSegment && j0 + k < nx; ++k) {
       const T v = rho[static_cast<std::size_t>(j0 + k)];
       squares[static_cast<std::size_t>(k)] = v * v;
       largest = std::fmax(largest, std::fabs(v));
     }
-    expected += double(tree(squares, 0, kResidualSegment));
+    group += double(tree(squares, 0, kResidualSegment));
+    if (segment % kResidualGroup == kResidualGroup - 1 || segment == segments - 1) {
+      expected += group;
+      group = 0.0;
+    }
   }
   EXPECT_EQ(std::memcmp(&r.sum_sq, &expected, sizeof(double)), 0) << r.sum_sq << " against " << expected;
   EXPECT_EQ(r.max_abs, double(largest));
 }
 
-TEST(ResidualOrder, ASegmentsSquaresAreAddedInTheProblemsPrecision) {
+TEST(ResidualOrder, SquaresInTheProblemsPrecisionSegmentsInGroups) {
   expect_tree_in<float>(300);  // two whole segments and a part
   expect_tree_in<double>(300);
+  expect_tree_in<float>(2500);  // two whole groups of segments and a part
+  expect_tree_in<double>(2500);
   // The float tree is not the double one: the order says which.
   const std::vector<float> rho = rhos<float>(128);
   const RowResidual r = residual_segments<float>(0, 128, [&](std::int64_t j) { return rho[static_cast<std::size_t>(j)]; });
