@@ -47,7 +47,6 @@ template <class T, class RhoAt>
 RowResidual residual_segments(std::int64_t first, std::int64_t nx, RhoAt rho_at) {
   double row = 0.0;
   double group = 0.0;
-  int in_group = 0;  // segments
   T max_abs = T(0);  // |rho| is exact in T, and so is its maximum
   const std::int64_t end = first + nx;
   for (std::int64_t j0 = first; j0 < end; j0 += kResidualSegment) {
@@ -66,10 +65,10 @@ RowResidual residual_segments(std::int64_t first, std::int64_t nx, RhoAt rho_at)
       for (int k = 0; k < kResidualSegment; k += 2 * h) cell[k] += cell[k + h];
     }
     group += double(cell[0]);
-    if (++in_group == kResidualGroup || j0 + kResidualSegment >= end) {
+    const std::int64_t segment = (j0 - first) / kResidualSegment;
+    if (segment % kResidualGroup == kResidualGroup - 1 || j0 + kResidualSegment >= end) {
       row += group;
       group = 0.0;
-      in_group = 0;
     }
   }
   return {row, double(max_abs)};

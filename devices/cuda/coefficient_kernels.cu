@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "devices/cuda/segment_residual.cuh"
 #include "hetstencil/stencil.hpp"
 
 namespace hetstencil::cuda {
@@ -15,7 +16,6 @@ constexpr int kSegmentCells = kLanes * kCells;
 constexpr int kWarps = 4;
 constexpr int kWalkRows = 8;
 constexpr int kWalkPlanes = 32;
-constexpr unsigned kAll = 0xffffffffu;
 constexpr int kMostPoints = (2 * kMaxStencilRadius + 1) * (2 * kMaxStencilRadius + 1) * (2 * kMaxStencilRadius + 1);
 constexpr int kFewPoints = 32;
 
@@ -84,27 +84,12 @@ __global__ void __launch_bounds__(kLanes * kWarps)
         }
       }
       if (Residual && unit >= pass.check_begin && unit < pass.check_end) {
-        T square[kCells];
-        T largest = T(0);
+        static_assert(kLanes == 32 && kCells == 4, "store_segment_residual's segment");
+        T rho[kCells];
 #pragma unroll
-        for (int c = 0; c < kCells; ++c) {
-          const T rho = valid[c] ? T(sf[c] - (diagonal[c] * p[c * kLanes] - sum[c])) : T(0);
-          square[c] = rho * rho;
-          largest = fmax(largest, fabs(rho));
-        }
-        // core/residual.hpp's tree: cells k and k + h for h = 1..16 are lanes h
-        // apart; lane 0 ends with each 32-cell chunk's tree, then 0 + 1, 2 + 3, and their sum.
-#pragma unroll
-        for (int h = 1; h < kLanes; h *= 2) {
-#pragma unroll
-          for (int c = 0; c < kCells; ++c) square[c] += __shfl_down_sync(kAll, square[c], h);
-          largest = fmax(largest, __shfl_xor_sync(kAll, largest, h));
-        }
-        if (lane == 0) {
-          const std::int64_t k = ((unit - pass.check_begin) * slab.lines + line) * slab.segments + blockIdx.x;
-          pass.segment_sums[k] = double((square[0] + square[1]) + (square[2] + square[3]));
-          pass.segment_max[k] = double(largest);
-        }
+        for (int c = 0; c < kCells; ++c) rho[c] = valid[c] ? T(sf[c] - (diagonal[c] * p[c * kLanes] - sum[c])) : T(0);
+        const std::int64_t k = ((unit - pass.check_begin) * slab.lines + line) * slab.segments + blockIdx.x;
+        store_segment_residual(rho, lane, k, pass.segment_sums, pass.segment_max);
       }
     }
   }
