@@ -104,21 +104,22 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
   const std::int64_t swept = rows_swept(rows, neighbours, variant_);
   p.compute_s = e.rate.seconds(swept) * e.priced_slower;
   p.exchange_s = e.exchange / static_cast<double>(depth());
-  if (depth() > 1 && neighbours > 0) {
-    // Rounds: K sweeps, then the exchange, waited for.
-    const double loop = e.device.kind == DeviceKind::Gpu ? std::max({0.0, e.overhead, e.step - p.compute_s}) : e.step;
-    p.exposed_s = loop + p.exchange_s;
-  } else if (e.device.kind == DeviceKind::Gpu) {
-    // The exchange runs while the interior sweeps: only what outlasts it
-    // shows, and the GPU's own overhead. The host's loop bounds the iteration
-    // from below.
-    const double edges = e.rate.seconds(std::min<std::int64_t>(rows, 2));
-    const double interior = e.rate.seconds(std::max<std::int64_t>(rows - 2, 0));
+  if (e.device.kind == DeviceKind::Gpu) {
+    // The edge rows first (a sync sweep's first and last, a blocked round's K
+    // a side with a neighbour), then the exchange runs while the interior sweeps:
+    // only what outlasts it shows, and the GPU's own overhead. The host's loop
+    // bounds the iteration from below. Per iteration, as a round's K sweeps
+    // and its one exchange are.
+    const std::int64_t edge_rows = std::min<std::int64_t>(rows, depth() > 1 ? neighbours * depth() : 2);
+    const double edges = e.rate.seconds(edge_rows);
+    const double interior = e.rate.seconds(rows - edge_rows);
     // Alone, its iterations between checks are one graph: the overhead
     // measured that way may be negative. With neighbours each is launched.
     const double overhead = neighbours > 0 ? std::max(0.0, e.overhead) : e.overhead;
-    const double overlapped = p.compute_s + overhead + std::max(0.0, edges + e.exchange - interior);
+    const double overlapped = p.compute_s + overhead + std::max(0.0, edges + p.exchange_s - interior);
     p.exposed_s = std::max(overlapped, e.step) - p.compute_s;
+  } else if (depth() > 1 && neighbours > 0) {
+    p.exposed_s = e.step + p.exchange_s;  // rounds: K sweeps, then the exchange, waited for
   } else {
     p.exposed_s = e.exchange + e.step;  // after the sweep, behind a barrier
   }

@@ -464,13 +464,11 @@ class CudaDevice final : public Device {
 
   // A tile variant: passes between the checks, each check a residual sweep of
   // the iterate in hand. Alone, all passes up to a check are queued at once;
-  // with neighbours (blocked only), a round is one pass of K sweeps over the
-  // slab and its K-deep ghost zones, then an exchange of K rows a side.
+  // with neighbours (blocked only), rounds of K sweeps (round_with_neighbours).
   // Compute time is the passes' GPU time.
   template <class T>
   void run_variant(Endpoint& port) {
     const Clock::time_point start = Clock::now();
-    const VariantChoice& c = job_->variant;
     const std::int64_t n = rows_.count;
     const bool alone = !port.has_neighbour(Side::Top) && !port.has_neighbour(Side::Bottom);
     const int limit = cuda::allow_tile_shared_memory<T>(gpu_, context("allowing the tile kernels their shared memory"));
@@ -487,6 +485,9 @@ class CudaDevice final : public Device {
     for (std::int64_t t = 0;;) {
       if (job_->stop.checks_at(t)) {
         const Clock::time_point begin = Clock::now();
+        // After iterate t's ghost rows (and the edge rows before them).
+        HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_[current], 0),
+                              context("ordering the residual after the ghost rows"));
         cuda::launch_sweep<T, false, true>(owned(buffers_[current].get<T>()), nullptr, owned(h2f_.get<T>()),
                                            args(t, 1, n + 1), main_);
         HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
@@ -499,30 +500,83 @@ class CudaDevice final : public Device {
           break;
         }
       }
-      HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_start_[0], main_), context("timing its passes"));
-      for (const std::int64_t end = alone ? job_->stop.next_check(t) : job_->round_end(t); t < end;) {
-        const int steps = static_cast<int>(std::min<std::int64_t>(c.param, end - t));
-        if (cuda::launch_tile_pass<T>(c, steps, buffers_[current].get<T>(), buffers_[1 - current].get<T>(),
-                                      h2f_.get<T>(), tiles, limit, main_, context("running " + to_string(c.variant)))) {
-          current = 1 - current;
+      if (alone) {
+        HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_start_[0], main_), context("timing its passes"));
+        for (const std::int64_t end = job_->stop.next_check(t); t < end;) {
+          const int steps = static_cast<int>(std::min<std::int64_t>(job_->variant.param, end - t));
+          if (cuda::launch_tile_pass<T>(job_->variant, steps, buffers_[current].get<T>(),
+                                        buffers_[1 - current].get<T>(), h2f_.get<T>(), tiles, limit, main_,
+                                        context("running " + to_string(job_->variant.variant)))) {
+            current = 1 - current;
+          }
+          t += steps;
         }
-        t += steps;
+        HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[0], main_), context("timing its passes"));
+        HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(interior_done_[0]),
+                              context("running " + to_string(job_->variant.variant)));
+        times_.compute_s += elapsed(interior_start_[0], interior_done_[0]);
+        held_[current] = t;
+      } else {
+        round_with_neighbours<T>(port, t, current, tiles);
       }
-      HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[0], main_), context("timing its passes"));
-      HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(interior_done_[0]), context("running " + to_string(c.variant)));
-      times_.compute_s += elapsed(interior_start_[0], interior_done_[0]);
-      held_[current] = t;
-      const Clock::time_point waited = Clock::now();
-      exchange_deep(port, t);
-      times_.exchange_s += since(waited);
     }
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing the iterations"));
+    if (!alone && final_t_ > 0) times_.compute_s += elapsed(interior_start_[current], interior_done_[current]);
     times_.total_s = since(start);
   }
 
+  // A blocked round from iterate t (in buffers_[current]) to the round's end,
+  // beside neighbours: the K edge rows a side first, on the edge stream, then
+  // the interior on the main stream. While the interior runs, the edge rows
+  // travel and the neighbours' arrive in the ghost rows. The next round's edge
+  // rows wait for this interior and those ghost rows; its interior waits only
+  // for this round's edge rows, as it reads no ghost row. Returns with t and
+  // current at the round's end.
+  template <class T>
+  void round_with_neighbours(Endpoint& port, std::int64_t& t, int& current, const cuda::TileArgs& tiles) {
+    const std::int64_t end = job_->round_end(t);
+    const int steps = static_cast<int>(end - t);
+    const int next = 1 - current;
+    const std::int64_t depth = job_->halo_depth();
+    const std::int64_t first = ghosts_[0];  // the grid row of owned row 1
+    const std::int64_t past = first + rows_.count;
+    cuda::PassRows interior{port.has_neighbour(Side::Top) ? first + depth : first,
+                            port.has_neighbour(Side::Bottom) ? past - depth : past};
+    cuda::PassRows edges[2] = {{first, interior.first}, {interior.end, past}};
+    if (interior.count() < 0) {  // fewer than 2 K rows: all are edge rows
+      edges[0] = {first, past};
+      edges[1] = interior = {past, past};
+    }
+    const std::string doing = context("running " + to_string(job_->variant.variant));
+    const T* from = buffers_[current].get<T>();
+    T* to = buffers_[next].get<T>();
+    HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, interior_done_[current], 0),
+                          context("ordering the edge rows after the interior"));
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_start_[next], edge_), context("recording the edge rows"));
+    for (const cuda::PassRows& rows : edges) cuda::launch_blocked<T>(steps, from, to, h2f_.get<T>(), tiles, rows, edge_, doing);
+    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), doing + ": launching the edge rows");
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_swept_[next], edge_), context("recording the edge rows"));
+    HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_swept_[current], 0),
+                          context("ordering the interior after the edge rows"));
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_start_[next], main_), context("recording the interior"));
+    cuda::launch_blocked<T>(steps, from, to, h2f_.get<T>(), tiles, interior, main_, doing);
+    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), doing + ": launching the interior");
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[next], main_), context("recording the interior"));
+    HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(edge_swept_[next]), doing + ": sweeping its edge rows");
+    times_.compute_s += elapsed(edge_start_[next], edge_swept_[next]);
+    // These edge rows waited for the last round's interior.
+    if (t > 0) times_.compute_s += elapsed(interior_start_[current], interior_done_[current]);
+    held_[next] = end;
+    current = next;
+    t = end;
+    const Clock::time_point waited = Clock::now();
+    exchange_deep(port, t);
+    times_.exchange_s += since(waited);
+  }
+
   // A blocked round's end at iterate t: its edge rows sent (to the host for
-  // neighbours that cannot reach its memory), then the neighbours' into its
-  // ghost rows; all on the edge stream, which the next pass waits for.
+  // neighbours that cannot reach its memory), then the neighbours' queued into
+  // its ghost rows on the edge stream, where edge_done_ marks them in.
   void exchange_deep(Endpoint& port, std::int64_t t) {
     const std::int64_t depth = job_->halo_depth();
     for (Side side : {Side::Top, Side::Bottom}) {
@@ -531,7 +585,7 @@ class CudaDevice final : public Device {
     HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("copying its edge rows to the host"));
     port.post(t);
     receive_ghosts(port, t, depth);
-    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("copying ghost rows"));
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_done_[buffer_of(t)], edge_), context("recording its ghost rows"));
   }
 
   // The neighbours' edge rows of iterate t into our ghost rows: queued on the

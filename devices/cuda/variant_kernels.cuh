@@ -205,11 +205,21 @@ __host__ __device__ constexpr int stream_columns_per_thread() {
 }
 constexpr int kStreamWarpsPerBlock = 4;
 
-/// blocked: S sweeps of the grid in `a` from u into v (rows 1..ny, columns
-/// 1..nx), bands of `band` rows.
+/// Grid rows [first, end) of a pass: what it writes. It reads S rows more on
+/// each side, so a pass over part of the grid gives the same bits there as one
+/// over all of it.
+struct PassRows {
+  std::int64_t first = 1;
+  std::int64_t end = 1;
+  std::int64_t count() const { return end - first; }
+};
+
+/// blocked: S sweeps of the grid in `a` (rows 1..ny, columns 1..nx) from u
+/// into v, written at `rows`, in bands of `band` rows.
 template <class T, int S>
 __global__ void __launch_bounds__(32 * kStreamWarpsPerBlock)
-    stream_kernel(const T* __restrict__ u, T* __restrict__ v, const T* __restrict__ h2f, TileArgs a, std::int64_t band) {
+    stream_kernel(const T* __restrict__ u, T* __restrict__ v, const T* __restrict__ h2f, TileArgs a, PassRows rows,
+                  std::int64_t band) {
   constexpr int C = stream_columns_per_thread<T>();
   constexpr int W = 32 * C;
   constexpr unsigned kWarp = 0xffffffffu;
@@ -226,8 +236,8 @@ __global__ void __launch_bounds__(32 * kStreamWarpsPerBlock)
     inside[k] = gc >= 1 && gc <= s.nx;
     writes[k] = inside[k] && lane * C + k >= S && lane * C + k < W - S;  // iterate S is exact there
   }
-  const std::int64_t first = 1 + static_cast<std::int64_t>(blockIdx.y) * band;
-  const std::int64_t end = first + band < a.ny + 1 ? first + band : a.ny + 1;
+  const std::int64_t first = rows.first + static_cast<std::int64_t>(blockIdx.y) * band;
+  const std::int64_t end = first + band < rows.end ? first + band : rows.end;
   // Iterate l's rows i - l - 2 (north) and i - l - 1 (centre) when row i comes in.
   T north[S][C], centre[S][C];
 #pragma unroll
@@ -277,7 +287,7 @@ __global__ void __launch_bounds__(32 * kStreamWarpsPerBlock)
 }
 
 template <class T, int S>
-void launch_stream(const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream_t stream,
+void launch_stream(const T* u, T* v, const T* h2f, const TileArgs& a, PassRows rows, cudaStream_t stream,
                    const std::string& context) {
   constexpr int W = 32 * stream_columns_per_thread<T>();
   constexpr int kThreads = 32 * kStreamWarpsPerBlock;
@@ -288,25 +298,26 @@ void launch_stream(const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream
   HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu), context + ": counting its SMs");
   HETSTENCIL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream_kernel<T, S>, kThreads, 0),
                         context + ": sizing a blocked pass");
-  const std::int64_t band = stream_band(a.ny, strip_blocks, static_cast<std::int64_t>(sms) * per_sm, S);
-  const dim3 grid(static_cast<unsigned>(strip_blocks), static_cast<unsigned>((a.ny + band - 1) / band));
-  stream_kernel<T, S><<<grid, kThreads, 0, stream>>>(u, v, h2f, a, band);
+  const std::int64_t band = stream_band(rows.count(), strip_blocks, static_cast<std::int64_t>(sms) * per_sm, S);
+  const dim3 grid(static_cast<unsigned>(strip_blocks), static_cast<unsigned>((rows.count() + band - 1) / band));
+  stream_kernel<T, S><<<grid, kThreads, 0, stream>>>(u, v, h2f, a, rows, band);
 }
 
-/// blocked: `steps` (1..kMaxBlockedDepth) sweeps from u into v.
+/// blocked: `steps` (1..kMaxBlockedDepth) sweeps from u into v, written at `rows`.
 template <class T>
-void launch_blocked(int steps, const T* u, T* v, const T* h2f, const TileArgs& a, cudaStream_t stream,
+void launch_blocked(int steps, const T* u, T* v, const T* h2f, const TileArgs& a, PassRows rows, cudaStream_t stream,
                     const std::string& context) {
   static_assert(kMaxBlockedDepth == 8, "one instance per depth");
+  if (rows.count() <= 0) return;
   switch (steps) {
-    case 1: launch_stream<T, 1>(u, v, h2f, a, stream, context); break;
-    case 2: launch_stream<T, 2>(u, v, h2f, a, stream, context); break;
-    case 3: launch_stream<T, 3>(u, v, h2f, a, stream, context); break;
-    case 4: launch_stream<T, 4>(u, v, h2f, a, stream, context); break;
-    case 5: launch_stream<T, 5>(u, v, h2f, a, stream, context); break;
-    case 6: launch_stream<T, 6>(u, v, h2f, a, stream, context); break;
-    case 7: launch_stream<T, 7>(u, v, h2f, a, stream, context); break;
-    default: launch_stream<T, 8>(u, v, h2f, a, stream, context); break;
+    case 1: launch_stream<T, 1>(u, v, h2f, a, rows, stream, context); break;
+    case 2: launch_stream<T, 2>(u, v, h2f, a, rows, stream, context); break;
+    case 3: launch_stream<T, 3>(u, v, h2f, a, rows, stream, context); break;
+    case 4: launch_stream<T, 4>(u, v, h2f, a, rows, stream, context); break;
+    case 5: launch_stream<T, 5>(u, v, h2f, a, rows, stream, context); break;
+    case 6: launch_stream<T, 6>(u, v, h2f, a, rows, stream, context); break;
+    case 7: launch_stream<T, 7>(u, v, h2f, a, rows, stream, context); break;
+    default: launch_stream<T, 8>(u, v, h2f, a, rows, stream, context); break;
   }
 }
 
@@ -334,7 +345,7 @@ bool launch_tile_pass(const VariantChoice& c, int steps, T* u, T* v, const T* h2
                                           " sweeps a pass, not " + std::to_string(steps));
   }
   if (c.variant == Variant::Blocked) {
-    launch_blocked<T>(steps, u, v, h2f, a, stream, context);
+    launch_blocked<T>(steps, u, v, h2f, a, PassRows{1, a.ny + 1}, stream, context);
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context + ": launching a blocked pass");
     return true;
   }

@@ -395,7 +395,8 @@ namespace {
 
 // A GPU's blocked curve is its own; a CPU device sweeps plainly under any
 // variant. A blocked split sweeps K - 1 ghost rows a side with a neighbour and
-// pays a K-row trip once per K iterations; no device may have fewer than K rows.
+// pays a K-row trip once per K iterations, which a GPU hides behind its interior
+// and a CPU device waits for; no device may have fewer than K rows.
 TEST(Predict, BlockedSplitsPriceGhostZonesAndOneExchangeARound) {
   Profile p = sample_profile();
   const VariantChoice blocked{Variant::Blocked, 4};
@@ -424,6 +425,10 @@ TEST(Predict, BlockedSplitsPriceGhostZonesAndOneExchangeARound) {
   EXPECT_NEAR(cpu.exchange_s, (4e-6 + 4 * row / 12e9) / 4, 1e-15);
   EXPECT_NEAR(gpu.exchange_s, (3e-6 + 4 * row / 10e9 + 4e-6 + 4 * row / 12e9) / 4, 1e-15);
   EXPECT_NEAR(cpu.exposed_s, 2e-6 + cpu.exchange_s, 1e-15) << "the CPU's loop, and the exchange waited for";
+  EXPECT_GT(gpu.exchange_s, 0.0);
+  EXPECT_DOUBLE_EQ(gpu.exposed_s, 0.0) << "the GPU's 4 edge rows travel while its 508 others sweep";
+  const DevicePrediction thin = deep.device(1, 8);  // 4 edge rows, an interior of 4
+  EXPECT_NEAR(thin.exposed_s, thin.exchange_s, 1e-15) << "an interior as short as the edge rows hides nothing";
   EXPECT_LT(deep.device(1, 512).exchange_s, plain.device(1, 512).exchange_s);
   const Prediction pr = deep.predict({64, 512});
   EXPECT_DOUBLE_EQ(pr.iteration_s, std::max(cpu.iteration_s, gpu.iteration_s));
