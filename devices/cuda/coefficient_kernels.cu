@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "devices/cuda/divide.cuh"
 #include "devices/cuda/segment_residual.cuh"
 #include "hetstencil/stencil.hpp"
 
@@ -81,7 +80,7 @@ __global__ void __launch_bounds__(kLanes * kWarps)
       if (Update) {
 #pragma unroll
         for (int c = 0; c < kCells; ++c) {
-          if (valid[c]) pass.out[at + c * kLanes] = divide(sum[c] + sf[c], diagonal[c]);
+          if (valid[c]) pass.out[at + c * kLanes] = (sum[c] + sf[c]) / diagonal[c];
         }
       }
       if (Residual && unit >= pass.check_begin && unit < pass.check_end) {

@@ -151,10 +151,7 @@ std::string sweep_kernel_source(const Stencil& stencil, Precision precision, con
       line(fmt::format("    if (keep{}) {{", k));
       line(fmt::format("      const i64 cell = at + {} * C + x{};", c, k));
       line("      const T f = sf ? __ldg(sf + cell) : (cell == spike ? (T)1 : (T)0);");
-      // divide.cuh's divide(x, d): a zero dividend skips the division's slow path.
-      line(fmt::format("      const T x = {} + f;", sum));
-      line(fmt::format("      out[cell] = x == (T)0 ? x * {} : x / {};", literal(stencil.diagonal < 0 ? -1.0 : 1.0, type),
-                       literal(stencil.diagonal, type)));
+      line(fmt::format("      out[cell] = ({} + f) / {};", sum, literal(stencil.diagonal, type)));
       line("    }");
     }
   }

@@ -6,7 +6,6 @@
 #include "core/log.hpp"
 #include "core/residual.hpp"
 #include "devices/cuda/cuda_check.hpp"
-#include "devices/cuda/divide.cuh"
 #include "devices/cuda/runtime_kernel.hpp"
 #include "devices/cuda/segment_residual.cuh"
 #include "hetstencil/stencil.hpp"
@@ -89,7 +88,7 @@ __global__ void __launch_bounds__(kLanes * kWarps)
       if (Update) {
 #pragma unroll
         for (int c = 0; c < kCells; ++c) {
-          if (valid[c]) pass.out[at + c * kLanes] = divide(sum[c] + sf[c], diagonal);
+          if (valid[c]) pass.out[at + c * kLanes] = (sum[c] + sf[c]) / diagonal;
         }
       }
       if (Residual && unit >= pass.check_begin && unit < pass.check_end) {
