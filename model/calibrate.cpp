@@ -197,6 +197,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
                 const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
                 std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
   if (cpus.empty()) return;
+  profile.canary_bytes_per_s = host_canary_bytes_per_s();
   most = cpu_rows_worth_measuring(cpus, timing_job(o, precision, most), most);
   std::vector<std::unique_ptr<Device>> loaded;
   std::vector<std::unique_ptr<DeviceLoad>> loads;

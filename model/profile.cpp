@@ -150,6 +150,7 @@ Profile named_for(const Profile& stored, const std::vector<DeviceInfo>& devices)
   Profile out;
   out.fingerprint = stored.fingerprint;
   out.link_conditions = stored.link_conditions;
+  out.canary_bytes_per_s = stored.canary_bytes_per_s;
   for (const DeviceInfo& d : devices) {
     const auto it = stored.devices.find(device_key(d));
     if (it == stored.devices.end()) continue;
@@ -214,6 +215,7 @@ void merge_into(Profile& stored, const Profile& measured) {
   }
   for (const auto& [key, c] : measured.links) stored.links[key] = c;
   if (!measured.link_conditions.empty()) stored.link_conditions = measured.link_conditions;
+  if (measured.canary_bytes_per_s > 0.0) stored.canary_bytes_per_s = measured.canary_bytes_per_s;
   stored.fingerprint = measured.fingerprint;
 }
 
@@ -480,6 +482,7 @@ std::string to_json(const Profile& p, int indent) {
                             {"gpus", f.gpus},       {"driver_version", f.driver_version},
                             {"kernels", f.kernels}};
   json out{{"fingerprint", fingerprint}, {"devices", devices}, {"links", links}, {"link_conditions", p.link_conditions}};
+  if (p.canary_bytes_per_s > 0.0) out["canary_bytes_per_s"] = p.canary_bytes_per_s;
   stamp_schema(out, kProfileSchema);
   return out.dump(indent);
 }
@@ -565,6 +568,10 @@ Profile profile_from_json(const std::string& text, const std::string& source) {
     }
     for (const auto& [key, c] : j.at("links").items()) p.links[key] = curve_from(c);
     p.link_conditions = j.value("link_conditions", "");
+    p.canary_bytes_per_s = j.value("canary_bytes_per_s", 0.0);
+    if (!(p.canary_bytes_per_s >= 0.0) || !std::isfinite(p.canary_bytes_per_s)) {
+      HETSTENCIL_THROW(InvalidArgument, "canary_bytes_per_s must be a finite number >= 0");
+    }
     return p;
   } catch (const json::parse_error& e) {
     HETSTENCIL_THROW(InvalidArgument, "not JSON (at byte " + std::to_string(e.byte) + ")");

@@ -91,6 +91,9 @@ struct Profile {
   /// One row's trip from the first device to the second: "gpu0->cpu0" (by key when stored).
   std::map<std::string, TransferCurve> links;
   std::string link_conditions;  ///< how the link figures were measured
+  /// host_canary_bytes_per_s() as the CPU curves were measured (0: not
+  /// measured): a sweep or solve at another moment compares its own with it.
+  double canary_bytes_per_s = 0.0;
 
   /// The rate curve of `device` for this precision, width and variant: the
   /// measured one, or the nearest measured width's scaled by nx / its nx.

@@ -108,6 +108,8 @@ MachineProfile MachineProfile::save(const std::string& path) const { return wrap
 
 std::string MachineProfile::to_json(int indent) const { return hetstencil::to_json(impl_->profile, indent); }
 
+double MachineProfile::canary_bytes_per_s() const { return impl_->profile.canary_bytes_per_s; }
+
 std::string MachineProfile::to_text() const {
   const Profile& p = impl_->profile;
   std::string out;

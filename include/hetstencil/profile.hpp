@@ -58,6 +58,8 @@ class HETSTENCIL_API MachineProfile {
   std::string to_json(int indent = 2) const;
   /// A table of its curves, loops, set-ups and links, for people.
   std::string to_text() const;
+  /// host_canary_bytes_per_s() as its CPU curves were measured (0: not measured).
+  double canary_bytes_per_s() const;
 
   struct Impl;
   /// The library's own view of it.

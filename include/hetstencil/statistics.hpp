@@ -12,6 +12,13 @@ namespace hetstencil {
 /// throws InvalidArgument for none.
 HETSTENCIL_API double median(std::vector<double> values);
 
+/// The host's copy speed now, in bytes read and written a second: every
+/// hardware thread copies its part of 16 MiB, three times (a few ms), the
+/// median counted. Taken beside a measurement, it tells a spell of a shared
+/// host (its cores or its memory busy with others) from a model's error; a
+/// calibration keeps the one it was taken beside.
+HETSTENCIL_API double host_canary_bytes_per_s();
+
 /// What other processes take of the host's CPUs while a measurement runs,
 /// from /proc/stat (every process, and time the hypervisor stole) less this
 /// process's own CPU time: started when constructed, read with since_start().

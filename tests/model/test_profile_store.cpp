@@ -149,6 +149,35 @@ TEST(ProfileStore, NewerMeasurementOfTheSameKeyWinsAndOthersStay) {
   EXPECT_DOUBLE_EQ(p->devices.at("a").slowdown_beside_gpus, 1.5);
 }
 
+// The canary a calibration took stays with the profile until another
+// calibration measures one; a bad one refuses the profile.
+TEST(ProfileStore, TheCalibrationsCanaryStaysUntilAnotherCalibrationTakesOne) {
+  Folder f;
+  const std::string path = (f.dir / "machine.json").string();
+  Profile first = measured("a", 64, 1e-6);
+  first.canary_bytes_per_s = 2.5e10;
+  save_profile(path, first);
+  save_profile(path, measured("b", 64, 3e-6));  // learnt, say: no canary
+  auto p = load_profile(path, &first.fingerprint);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_DOUBLE_EQ(p->canary_bytes_per_s, 2.5e10);
+  Profile second = measured("a", 64, 2e-6);
+  second.canary_bytes_per_s = 1.5e10;
+  save_profile(path, second);
+  p = load_profile(path, &first.fingerprint);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_DOUBLE_EQ(p->canary_bytes_per_s, 1.5e10);
+
+  auto j = nlohmann::json::parse(to_json(*p));
+  j["canary_bytes_per_s"] = -1.0;
+  try {
+    profile_from_json(j.dump());
+    ADD_FAILURE() << "a negative canary was read";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("canary_bytes_per_s"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ProfileStore, CorruptUnreadableAndForeignProfilesAreKeptAsDatedBadCopies) {
   Folder f;
   const std::string path = (f.dir / "machine.json").string();

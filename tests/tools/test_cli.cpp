@@ -140,6 +140,34 @@ TEST(Cli, HelpExplainsEveryOption) {
   }
 }
 
+// A profile calibrated while the host ran at another speed: a sweep compares
+// its canaries with the one the calibration kept, and says which way it was.
+TEST(Cli, ASweepSaysWhenTheHostRanAtAnotherSpeedAsItWasCalibrated) {
+  const std::string sweep = "sweep --nx 24 --ny 16 --iters 5 --cpu-devices 2 --devices cpu --threads 1 "
+                            "--from 0.25 --to 0.75 --step 0.25 --repeats 1";
+  const CliRun calibrated = run_cli(sweep + " --budget 60");
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err << calibrated.out;
+  std::vector<fs::path> profiles;
+  for (const auto& e : fs::directory_iterator(test_cache() / "hetstencil")) {
+    if (e.path().extension() == ".json") profiles.push_back(e.path());
+  }
+  ASSERT_EQ(profiles.size(), 1u);
+  const auto with_canary = [&](double bytes_per_s) {
+    std::ifstream in(profiles[0]);
+    auto j = nlohmann::json::parse(in);
+    EXPECT_GT(j.at("canary_bytes_per_s").get<double>(), 0.0) << "the calibration keeps its canary";
+    j["canary_bytes_per_s"] = bytes_per_s;
+    std::ofstream(profiles[0]) << j.dump(2);
+    return run_cli(sweep + " --no-calibrate");
+  };
+  const CliRun fast = with_canary(1e15);  // no host copies a petabyte a second
+  ASSERT_EQ(fast.exit_code, 0) << fast.err;
+  EXPECT_NE(fast.out.find("the host was faster then"), std::string::npos) << fast.out;
+  const CliRun slow = with_canary(1.0);
+  ASSERT_EQ(slow.exit_code, 0) << slow.err;
+  EXPECT_NE(slow.out.find("the host was slower then"), std::string::npos) << slow.out;
+}
+
 TEST(Cli, WithoutAProfileSolveCalibratesFirstAndSaysSo) {
   const std::string machine = " --cpu-devices 2 --devices cpu --threads 1";
   const CliRun even = run_cli("solve --nx 16 --iters 3 --no-calibrate" + machine);

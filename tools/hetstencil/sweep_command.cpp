@@ -3,9 +3,7 @@
 // the rest; every split is run and measured beside the model's prediction, and
 // the model's own split is marked against the best one measured.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
-#include <cstring>
 #include <fstream>
 #include <limits>
 #include <memory>
@@ -13,7 +11,6 @@
 #include <optional>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -49,6 +46,11 @@ struct SweepOptions {
 // neighbour's build, another job) and took cores the run wanted: the run is
 // re-measured once, and its point marked when it is disturbed again.
 constexpr double kDisturbedBelow = 0.8;
+// The sweep's canaries this many times faster or slower than the one its
+// profile's calibration took: the host was in another state then (an H200
+// host's cores ran its CPU curve 1.7 times slower in one calibration than in
+// the sweep a minute later), and every prediction carries it.
+constexpr double kCalibratedApart = 1.25;
 
 struct Point {
   std::string kind;  // "sweep" or "model"
@@ -80,28 +82,6 @@ struct Point {
     return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
   }
 };
-
-// The host's memory bandwidth now: every hardware thread copies its part of
-// 16 MiB, three times (a few ms), the median counted, in bytes read and
-// written a second. Each solve of a sweep starts after one, so that a spell of
-// a busy host shows beside the point it slowed.
-double canary_bytes_per_s() {
-  constexpr std::size_t kBytes = std::size_t{16} << 20;
-  static std::vector<char> from(kBytes, 1), to(kBytes, 0);
-  const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t part = kBytes / threads;
-  std::vector<double> seconds;
-  for (int rep = 0; rep < 3; ++rep) {
-    const auto begin = std::chrono::steady_clock::now();
-    std::vector<std::thread> team;
-    for (unsigned t = 0; t < threads; ++t) {
-      team.emplace_back([&, t] { std::memcpy(to.data() + t * part, from.data() + t * part, part); });
-    }
-    for (auto& th : team) th.join();
-    seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
-  }
-  return 2.0 * static_cast<double>(part * threads) / Point::median_of(seconds);
-}
 
 // The order the points are measured in, the same in every round and every
 // sweep: shuffled, so that a drift of the host (warming, a neighbour's job)
@@ -220,14 +200,14 @@ int run_sweep(const SweepOptions& o) {
   // found its buffers in the cache (49 GB/s among 23 GB/s ones on the 2-core
   // VM) would make every later one look disturbed.
   std::vector<double> canaries;
-  for (int warm = 0; warm < 3; ++warm) canaries.push_back(canary_bytes_per_s());
+  for (int warm = 0; warm < 3; ++warm) canaries.push_back(host_canary_bytes_per_s());
   const std::vector<std::size_t> order = shuffled_order(points.size());
   for (int round = 0; round < o.repeats; ++round) {
     for (std::size_t i : order) {
       Point& pt = points[i];
       // A run after a low canary is measured once more; a second low canary marks the point.
       for (int attempt = 0; attempt < 2; ++attempt) {
-        const double canary = canary_bytes_per_s();
+        const double canary = host_canary_bytes_per_s();
         canaries.push_back(canary);
         const HostLoad load;
         const Result result = runtime.solve(p, plans[i]);
@@ -310,6 +290,15 @@ int run_sweep(const SweepOptions& o) {
                names[v], 100.0 * m.share, m.measured() * 1e3, *m.predicted * 1e3,
                error_percent(*m.predicted, m.measured()), m.measured() / best->measured());
   }
+  const double canary = Point::median_of(canaries);
+  const std::optional<MachineProfile> stored =
+      runtime.profile_path().empty() ? std::nullopt : MachineProfile::load(runtime.profile_path());
+  const double calibrated = stored ? stored->canary_bytes_per_s() : 0.0;
+  if (calibrated > 0.0 && (canary > kCalibratedApart * calibrated || canary * kCalibratedApart < calibrated)) {
+    fmt::print("the host's canary ran at {:.1f} GB/s in this sweep and at {:.1f} GB/s as the profile was calibrated: "
+               "the host was {} then, and every prediction carries it (hetstencil calibrate measures it as it is now)\n",
+               canary / 1e9, calibrated / 1e9, canary > calibrated ? "slower" : "faster");
+  }
   const auto disturbed = static_cast<std::ptrdiff_t>(points.size()) - quiet_points;
   if (disturbed > 0) {
     fmt::print("{} of {} points measured only while the host was disturbed (a memory-bandwidth canary under {:.0f}% "
@@ -328,7 +317,8 @@ int run_sweep(const SweepOptions& o) {
     j["varied"] = names[v];
     j["repeats"] = o.repeats;
     j["order"] = order;
-    j["canary_median_bytes_per_s"] = Point::median_of(canaries);
+    j["canary_median_bytes_per_s"] = canary;
+    j["calibration_canary_bytes_per_s"] = calibrated > 0.0 ? nlohmann::json(calibrated) : nlohmann::json();
     j["points"] = json_points;
     j["worst_error_percent"] = modelled ? nlohmann::json(worst) : nlohmann::json();
     j["worst_quiet_error_percent"] = modelled && quiet_points > 0 ? nlohmann::json(worst_quiet) : nlohmann::json();
