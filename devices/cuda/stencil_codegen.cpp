@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <type_traits>
 #include <vector>
+
+#include "core/quotient.hpp"
 
 namespace hetstencil::cuda {
 namespace {
@@ -46,6 +49,29 @@ std::string var(int slot, const Position& p) {
   return fmt::format("v{}_{}_{}_{}", slot, p.column, p.dx + 8, p.row + 8);
 }
 std::string ahead(const Position& p) { return fmt::format("n{}_{}_{}", p.column, p.dx + 8, p.row + 8); }
+
+// A device function quotient(a, slow): RN(a / diagonal) with the operations
+// of core/quotient.hpp's Quotient, its constants made for this diagonal in T,
+// where `a` is zero or in the multiplications' range; else it sets `slow`, and
+// the caller divides (once a step for all its cells, a branch rarely taken).
+template <class T>
+std::string quotient_source(double diagonal) {
+  const Quotient<T> q = Quotient<T>::by(static_cast<T>(diagonal));
+  const bool single = std::is_same_v<T, float>;
+  const char* type = single ? "float" : "double";
+  const char* fma = single ? "fmaf" : "fma";
+  return fmt::format(
+      "__device__ __forceinline__ T quotient(T a, bool& slow) {{\n"
+      "  const T q = a * {0};\n"
+      "  const T r = {2}(-{1}, q, a);\n"
+      "  const T m = {3}(a);\n"
+      "  const bool inside = m >= {4} && m <= {5};\n"
+      "  slow = slow || (!inside && a != (T)0);\n"
+      "  return inside ? {2}(r, {0}, q) : q;\n"
+      "}}\n",
+      literal(q.reciprocal, type), literal(q.divisor, type), fma, single ? "fabsf" : "fabs", literal(q.low, type),
+      literal(q.high, type));
+}
 
 }  // namespace
 
@@ -99,6 +125,7 @@ std::string sweep_kernel_source(const Stencil& stencil, Precision precision, con
                    stencil.name, type, shape.warps, columns, lines));
   line(fmt::format("typedef {} T;", type));
   line("typedef long long i64;");
+  s += precision == Precision::Float ? quotient_source<float>(stencil.diagonal) : quotient_source<double>(stencil.diagonal);
   line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}(", 32 * shape.warps, kSweepEntry));
   line("    const T* __restrict__ in, T* __restrict__ out, const T* __restrict__ sf, i64 spike,");
   line("    i64 unit_begin, i64 unit_end, i64 units_per_block, i64 nx, i64 lines, i64 cols, i64 unit_values, i64 depth) {");
@@ -139,6 +166,7 @@ std::string sweep_kernel_source(const Stencil& stencil, Precision precision, con
   for (const auto& [pos, r] : reach) {
     line(fmt::format("    const T {} = more ? {} : (T)0;", ahead(pos), load(r.highest - radius + 1, pos)));
   }
+  line("    bool slow = false;");
   for (int k = 0; k < columns; ++k) {
     for (int c = 0; c < lines; ++c) {
       const std::string sum = fmt::format("s{}_{}", k, c);
@@ -148,12 +176,18 @@ std::string sweep_kernel_source(const Stencil& stencil, Precision precision, con
             literal(t.weight, type) + " * " + var(t.march + radius, Position{k, t.dx, c + t.row});
         line(i == 0 ? fmt::format("    T {} = {};", sum, product) : fmt::format("    {0} = {0} + {1};", sum, product));
       }
-      line(fmt::format("    if (keep{}) {{", k));
-      line(fmt::format("      const i64 cell = at + {} * C + x{};", c, k));
-      line("      const T f = sf ? __ldg(sf + cell) : (cell == spike ? (T)1 : (T)0);");
-      line(fmt::format("      out[cell] = ({} + f) / {};", sum, literal(stencil.diagonal, type)));
-      line("    }");
+      line(fmt::format("    const i64 cell{0}_{1} = at + {1} * C + x{0};", k, c));
+      line(fmt::format("    const T a{0}_{1} = {2} + (sf ? __ldg(sf + cell{0}_{1}) : (cell{0}_{1} == spike ? (T)1 : (T)0));", k, c, sum));
+      line(fmt::format("    T o{0}_{1} = quotient(a{0}_{1}, slow);", k, c));
     }
+  }
+  line("    if (slow) {");
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) line(fmt::format("      o{0}_{1} = a{0}_{1} / {2};", k, c, literal(stencil.diagonal, type)));
+  }
+  line("    }");
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) line(fmt::format("    if (keep{0}) out[cell{0}_{1}] = o{0}_{1};", k, c));
   }
   line("    if (!more) break;");
   line("    ++z;");

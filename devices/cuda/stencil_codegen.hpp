@@ -3,8 +3,8 @@
 // weights are constants of the code, so the compiler sees every load: each
 // thread keeps the values its cells share in registers (the lines of its own
 // cells, and the units it marches through along the split axis), and loads
-// each value of the grid about once. See docs/stencils.md, "How GPUs run a
-// stencil".
+// each value of the grid about once; it divides by the diagonal as
+// core/quotient.hpp does. See docs/stencils.md, "How GPUs run a stencil".
 #pragma once
 
 #include <string>

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "core/log.hpp"
+#include "core/quotient.hpp"
 #include "core/residual.hpp"
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/runtime_kernel.hpp"
@@ -30,7 +31,7 @@ constexpr int kFewPoints = 32;
 template <class T, int Capacity>
 struct PointTable {
   int count = 0;
-  T diagonal = T(0);
+  Quotient<T> quotient;  // by the diagonal
   std::int64_t offset[Capacity];
   T weight[Capacity];
 };
@@ -52,7 +53,7 @@ __global__ void __launch_bounds__(kLanes * kWarps)
   bool valid[kCells];
 #pragma unroll
   for (int c = 0; c < kCells; ++c) valid[c] = x + c * kLanes < slab.nx;
-  const T diagonal = table.diagonal;
+  const T diagonal = table.quotient.divisor;
   for (std::int64_t chunk = three_d ? blockIdx.z : blockIdx.y; chunk < chunks; chunk += three_d ? gridDim.z : gridDim.y) {
     const std::int64_t first =
         pass.unit_begin + (three_d ? chunk * kWalkPlanes : (chunk * kWarps + warp) * kWalkRows);
@@ -88,7 +89,7 @@ __global__ void __launch_bounds__(kLanes * kWarps)
       if (Update) {
 #pragma unroll
         for (int c = 0; c < kCells; ++c) {
-          if (valid[c]) pass.out[at + c * kLanes] = (sum[c] + sf[c]) / diagonal;
+          if (valid[c]) pass.out[at + c * kLanes] = table.quotient(sum[c] + sf[c]);
         }
       }
       if (Residual && unit >= pass.check_begin && unit < pass.check_end) {
@@ -161,7 +162,7 @@ void launch_table(const PointTable<T, Capacity>& table, const StencilSlab& slab,
 template <class T, int Capacity>
 void fill(PointTable<T, Capacity>& table, const StencilTerms<T>& terms) {
   table.count = static_cast<int>(terms.offsets.size());
-  table.diagonal = terms.diagonal;
+  table.quotient = Quotient<T>::by(terms.diagonal);
   for (int k = 0; k < table.count; ++k) {
     table.offset[k] = terms.offsets[static_cast<std::size_t>(k)];
     table.weight[k] = terms.weights[static_cast<std::size_t>(k)];
