@@ -364,12 +364,20 @@ void link_curves(const Topology& topology, const std::vector<DeviceSpec>& specs,
   }
 }
 
-// Seconds an iteration of the device's real loop takes, alone on a slab of
-// `rows` rows: two runs of different lengths (the longer about 50 ms, and 100
-// to 600 iterations), so that what a run costs once (threads, the final
-// residual) drops out. Nothing when, after a first run (its set-up too: a
-// GPU's full slab is copied in and out), the two would not fit in `budget`.
-std::optional<double> loop_iteration_seconds(const Topology& topology, const DeviceSpec& spec, Precision precision,
+// A solve of the device alone, as the time of its iterations and the rest.
+struct LoopTimes {
+  double iteration_s = 0.0;  // an iteration, sweep and loop
+  double rest_s = 0.0;       // besides its iterations: start, the one residual check, end
+};
+
+// The device's real loop alone on a slab of `rows` rows: two runs of
+// different lengths (the longer about 50 ms, and 100 to 600 iterations), an
+// iteration from their difference, so that what a run costs once (threads,
+// the final residual) drops out, and that from the shorter run. Nothing when,
+// after a first run (its set-up too: a GPU's full slab is copied in and out),
+// the two would not fit in `budget`.
+
+std::optional<LoopTimes> loop_times(const Topology& topology, const DeviceSpec& spec, Precision precision,
                                              std::int64_t nx, std::int64_t rows, double sweep_s,
                                              const VariantChoice& variant, const SolveTimer& time_solve,
                                              const Budget& budget) {
@@ -391,7 +399,12 @@ std::optional<double> loop_iteration_seconds(const Topology& topology, const Dev
   const Clock::time_point begin = Clock::now();
   run_seconds(shorter);  // warm-up
   if (!budget.allows(2.0 * since(begin) + static_cast<double>(longer) * sweep_s)) return std::nullopt;
-  return std::max(0.0, (run_seconds(longer) - run_seconds(shorter)) / static_cast<double>(longer - shorter));
+  const double longer_s = run_seconds(longer);
+  const double shorter_s = run_seconds(shorter);
+  LoopTimes t;
+  t.iteration_s = std::max(0.0, (longer_s - shorter_s) / static_cast<double>(longer - shorter));
+  t.rest_s = std::max(0.0, shorter_s - static_cast<double>(shorter) * t.iteration_s);
+  return t;
 }
 
 // Set-up and tear-down as a solve makes them: the devices attach a slab and
@@ -553,10 +566,15 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
         if (!curve) continue;
         const std::string what = spec.info.name + " " + to_string(precision) +
                                  (variant.variant == Variant::Sync ? "" : " " + to_string(variant.variant));
-        const auto loop = [&](std::int64_t rows) -> std::optional<double> {
+        const auto loop = [&](std::int64_t rows) -> std::optional<LoopTimes> {
           if (!budget.allows(kLoopSeconds)) return std::nullopt;
-          return loop_iteration_seconds(topology, spec, precision, o.nx, rows, curve->seconds(rows), variant,
-                                        o.time_solve, budget);
+          return loop_times(topology, spec, precision, o.nx, rows, curve->seconds(rows), variant, o.time_solve,
+                            budget);
+        };
+        const auto check = profile.check(device_key(spec.info), precision, o.nx, variant);
+        // What a solve costs once, but its one residual check (the model's).
+        const auto fixed = [&](const LoopTimes& t, std::int64_t rows) {
+          return std::max(0.0, t.rest_s - (check ? check->seconds(rows) : 0.0));
         };
         DeviceProfile& d = entry_of(profile, spec.info);
         const std::string key = rate_key(precision, o.nx, variant);
@@ -570,13 +588,17 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
         // queues the next sweep while the last runs: on 4 rows its loop is the
         // whole iteration, a floor; on a full slab what shows beyond the sweep
         // (launch gaps, waits between its streams) is measured there.
-        d.step[key] = gpu ? *small : std::max(0.0, *small - curve->seconds(4));
-        if (!gpu) continue;
+        d.step[key] = gpu ? small->iteration_s : std::max(0.0, small->iteration_s - curve->seconds(4));
+        if (!gpu) {
+          d.fixed[key] = fixed(*small, 4);
+          continue;
+        }
         if (const auto full = loop(most)) {
           // Signed: alone, its loop launches the iterations between checks as
           // one graph, which runs its sweeps closer together than a sweep
           // timed by itself (on an H100, 256^2: 3.1 us an iteration, 7.6 us a sweep).
-          d.overhead[key] = *full - curve->seconds(most);
+          d.overhead[key] = full->iteration_s - curve->seconds(most);
+          d.fixed[key] = fixed(*full, most);
         } else {
           out.skipped.push_back(what + " loop on " + std::to_string(most) + " rows");
         }

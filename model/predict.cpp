@@ -61,6 +61,11 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
     } else {
       notes_.push_back("no loop figure for " + d.name + ": its loop taken as free");
     }
+    if (dev != profile.devices.end() && dev->second.fixed.count(key)) {
+      e.fixed = dev->second.fixed.at(key);
+    } else {
+      notes_.push_back("no fixed-time figure for " + d.name + ": a solve's start and end taken as free");
+    }
     if (d.kind == DeviceKind::Gpu) {
       if (dev != profile.devices.end() && dev->second.overhead.count(key)) {
         e.overhead = dev->second.overhead.at(key);
@@ -187,6 +192,7 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
     out.check_s = std::max(out.check_s, p.check_s);
     out.setup_s = std::max(out.setup_s, p.setup_s);
     out.teardown_s = std::max(out.teardown_s, p.teardown_s);
+    if (rows[k] > 0) out.fixed_s = std::max(out.fixed_s, e.fixed);
   }
   // Neighbours A and B each need the other's last iterate: over two rounds
   // the chain runs A's work, the trip to B, B's work, the trip back.
@@ -194,7 +200,7 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
     const double chain = ready[k] + ready[k + 1] + entries_[k].to_next + entries_[k].from_next;
     out.iteration_s = std::max(out.iteration_s, 0.5 * chain / static_cast<double>(depth()));
   }
-  out.total_s = out.setup_s + static_cast<double>(out.iterations) * out.iteration_s +
+  out.total_s = out.setup_s + out.fixed_s + static_cast<double>(out.iterations) * out.iteration_s +
                 static_cast<double>(out.checks) * out.check_s + out.teardown_s;
   return out;
 }

@@ -59,6 +59,7 @@ class SplitModel {
     double priced_slower = 1.0;
     double step = 0.0;        // its own loop
     double overhead = 0.0;    // a GPU's: an iteration of a full slab beyond its sweep
+    double fixed = 0.0;       // a solve's time besides its iterations and checks
     double exchange = 0.0;    // its ghost rows' trips (and its edges' to host neighbours)
     double to_next = 0.0;     // a row's trip to the next device, and back
     double from_next = 0.0;

@@ -208,6 +208,7 @@ void merge_into(Profile& stored, const Profile& measured) {
     for (const auto& [k, r] : m.rest_rows) d.rest_rows[k] = r;
     for (const auto& [k, s] : m.step) d.step[k] = s;
     for (const auto& [k, s] : m.overhead) d.overhead[k] = s;
+    for (const auto& [k, s] : m.fixed) d.fixed[k] = s;
     if (!m.setup_in.empty()) d.setup_in = m.setup_in;
     if (!m.setup_out.empty()) d.setup_out = m.setup_out;
     if (m.slowdown_beside_gpus != 1.0) d.slowdown_beside_gpus = m.slowdown_beside_gpus;
@@ -353,12 +354,12 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
   const std::string own = stencil_rate_key(problem);
   const std::string as = rate_key(problem.precision, units.nx);
   const std::string precision = to_string(problem.precision);
-  // A device's loop besides its sweep (barriers, the exchange's hand-over) is
-  // the same whatever the stencil: poisson5's at the nearest width, where the
-  // stencil has no loop figure of its own.
-  const auto poisson5_step = [&](const DeviceProfile& stored) -> std::optional<double> {
+  // A device's loop besides its sweep (barriers, the exchange's hand-over) and
+  // a solve's fixed time are the runtime's, the same whatever the stencil:
+  // poisson5's at the nearest width, where the stencil has no figure of its own.
+  const auto poisson5_figure = [&](const std::map<std::string, double>& figures) -> std::optional<double> {
     std::optional<std::pair<double, double>> best;  // distance, seconds
-    for (const auto& [key, seconds] : stored.step) {
+    for (const auto& [key, seconds] : figures) {
       const auto of = curve_of(key);
       if (!of || of->precision != precision || !is_poisson5(of->stencil)) continue;
       const double far = std::fabs(std::log(static_cast<double>(of->cells) / static_cast<double>(units.nx)));
@@ -375,6 +376,12 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
     d.rest_rows.clear();
     d.step.clear();
     d.overhead.clear();
+    d.fixed.clear();
+    if (const auto f = stored.fixed.find(own); f != stored.fixed.end()) {
+      d.fixed[as] = f->second;
+    } else if (const auto fixed = poisson5_figure(stored.fixed)) {
+      d.fixed[as] = *fixed;
+    }
     if (const auto rate = stored.rates.find(own); rate != stored.rates.end()) {
       d.rates[as] = rate->second;
       if (const auto c = stored.checks.find(own); c != stored.checks.end()) d.checks[as] = c->second;
@@ -385,7 +392,7 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
       if (const auto o = stored.overhead.find(own); o != stored.overhead.end()) d.overhead[as] = o->second;
       if (const auto s = stored.step.find(own); s != stored.step.end()) {
         d.step[as] = s->second;
-      } else if (const auto step = poisson5_step(stored)) {
+      } else if (const auto step = poisson5_figure(stored.step)) {
         d.step[as] = *step;
       }
       continue;
@@ -408,7 +415,7 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
                           cell_cost(problem.stencil) / cell_cost(from.stencil);
     d.rates[as] = stored.rates.at(best->first).scaled(factor);
     if (const auto c = stored.checks.find(best->first); c != stored.checks.end()) d.checks[as] = c->second.scaled(factor);
-    if (const auto step = poisson5_step(stored)) d.step[as] = *step;
+    if (const auto step = poisson5_figure(stored.step)) d.step[as] = *step;
     estimates.push_back(fmt::format("{}'s from {} {}", name, from.stencil.name, best->first));
   }
   if (!estimates.empty()) {
@@ -458,6 +465,7 @@ std::string to_json(const Profile& p, int indent) {
                    {"checks", curves_json(d.checks)},
                    {"step", d.step}};
     if (!d.overhead.empty()) device["overhead"] = d.overhead;
+    if (!d.fixed.empty()) device["fixed"] = d.fixed;
     if (!d.rest.empty()) {
       device["rest"] = curves_json(d.rest);
       device["rest_rows"] = d.rest_rows;
@@ -544,6 +552,12 @@ Profile profile_from_json(const std::string& text, const std::string& source) {
       for (const auto& [k, s] : device.overhead) {
         if (!std::isfinite(s)) {
           HETSTENCIL_THROW(InvalidArgument, device.name + ": its overhead " + k + " must be finite");
+        }
+      }
+      device.fixed = d.value("fixed", json::object()).get<std::map<std::string, double>>();
+      for (const auto& [k, s] : device.fixed) {
+        if (!(std::isfinite(s) && s >= 0.0)) {
+          HETSTENCIL_THROW(InvalidArgument, device.name + ": its fixed time " + k + " must be finite and not negative");
         }
       }
       if (d.contains("setup_in")) device.setup_in = curve_from(d.at("setup_in"));

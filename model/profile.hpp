@@ -71,6 +71,10 @@ struct DeviceProfile {
   /// costs beyond its sweep, by rate_key: kernel launches and the waits between
   /// its streams that its host thread's loop does not hide (see docs/model.md).
   std::map<std::string, double> overhead;
+  /// Seconds a solve of the device alone takes besides its iterations and its
+  /// one residual check, by rate_key: starting its thread, the first launches
+  /// and graphs, the last waits (on an H100, about 2 ms whatever the grid).
+  std::map<std::string, double> fixed;
   TransferCurve setup_in;                  ///< attaching a slab of so many bytes (all devices at once)
   TransferCurve setup_out;                 ///< detaching it
   /// A CPU device beside GPUs: how much slower than its curve it swept in

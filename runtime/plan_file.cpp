@@ -136,7 +136,7 @@ std::string to_json(const Plan& plan, const Problem& problem, int indent) {
   for (const auto& l : plan.left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
   nlohmann::json j = saved_plan_fields(problem, plan.variant);
   j.update({{"devices", devices}, {"left_out", left}, {"checks", pr.checks}, {"iteration_s", pr.iteration_s},
-            {"check_s", pr.check_s}, {"setup_s", pr.setup_s}, {"teardown_s", pr.teardown_s},
+            {"check_s", pr.check_s}, {"setup_s", pr.setup_s}, {"teardown_s", pr.teardown_s}, {"fixed_s", pr.fixed_s},
             {"total_s", pr.total_s}});
   stamp_schema(j, kPlanSchema);
   return j.dump(indent);

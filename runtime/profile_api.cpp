@@ -135,6 +135,10 @@ std::string MachineProfile::to_text() const {
       fmt::format_to(put, "{:<8} {:<16} overhead {:.2f} us an iteration of a full slab besides the sweep\n", name, key,
                      seconds * 1e6);
     }
+    for (const auto& [key, seconds] : d.fixed) {
+      fmt::format_to(put, "{:<8} {:<16} fixed {:.1f} us a solve besides its iterations and check\n", name, key,
+                     seconds * 1e6);
+    }
     if (!d.setup_in.empty()) {
       fmt::format_to(put, "{:<8} set-up {:.1f} GB/s + {:.1f} us, tear-down {:.1f} GB/s + {:.1f} us\n", name,
                      d.setup_in.bytes_per_s / 1e9, d.setup_in.latency_s * 1e6, d.setup_out.bytes_per_s / 1e9,

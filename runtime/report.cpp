@@ -60,7 +60,8 @@ double iteration_s(const Report& r) { return r.solve_s / static_cast<double>(std
 std::optional<double> predicted_iteration_s(const Report& r) {
   if (!r.predicted) return std::nullopt;
   const Prediction& p = *r.predicted;
-  const double solve = static_cast<double>(p.iterations) * p.iteration_s + static_cast<double>(p.checks) * p.check_s;
+  const double solve =
+      p.fixed_s + static_cast<double>(p.iterations) * p.iteration_s + static_cast<double>(p.checks) * p.check_s;
   return solve / static_cast<double>(std::max<std::int64_t>(r.iterations, 1));
 }
 

@@ -49,7 +49,10 @@ struct Prediction {
   double check_s = 0.0;      ///< the slowest device's check
   double setup_s = 0.0;      ///< devices are set up in parallel: the slowest
   double teardown_s = 0.0;   ///< devices are torn down in parallel: the slowest
-  double total_s = 0.0;      ///< set-up + iterations x iteration + checks x check + tear-down
+  /// A solve's time besides its iterations and checks (starting the devices'
+  /// threads, first launches, last waits): the slowest device's.
+  double fixed_s = 0.0;
+  double total_s = 0.0;      ///< set-up + fixed + iterations x iteration + checks x check + tear-down
   std::vector<std::string> notes;  ///< what the model could not find and assumed
 };
 

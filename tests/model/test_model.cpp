@@ -108,6 +108,7 @@ Profile sample_profile() {
   cpu.rates[rate_key(Precision::Float, 1024)] = RateCurve({{16, 16e-6}, {1024, 1024e-6}});
   cpu.checks[rate_key(Precision::Float, 1024)] = RateCurve({{16, 8e-6}, {1024, 512e-6}});
   cpu.step[rate_key(Precision::Float, 1024)] = 2e-6;
+  cpu.fixed[rate_key(Precision::Float, 1024)] = 300e-6;
   cpu.setup_in = {1e-6, 40e9};  // allocation and first touch
   cpu.setup_out = {1e-6, 50e9};
   cpu.slowdown_beside_gpus = 1.5;
@@ -117,6 +118,7 @@ Profile sample_profile() {
   gpu.checks[rate_key(Precision::Float, 1024)] = RateCurve({{16, 20e-6}, {1024, 30e-6}});
   gpu.step[rate_key(Precision::Float, 1024)] = 12e-6;
   gpu.overhead[rate_key(Precision::Float, 1024)] = 1.5e-6;
+  gpu.fixed[rate_key(Precision::Float, 1024)] = 2e-3;
   gpu.setup_in = {5e-6, 20e9};
   gpu.setup_out = {5e-6, 25e9};
   p.devices["cpu0"] = cpu;
@@ -135,6 +137,7 @@ TEST(Profile, JsonRoundTrip) {
   EXPECT_DOUBLE_EQ(q.devices.at("cpu0").slowdown_beside_gpus, 1.5);
   EXPECT_DOUBLE_EQ(q.devices.at("gpu0").slowdown_beside_gpus, 1.0);
   EXPECT_DOUBLE_EQ(q.devices.at("gpu0").overhead.at(rate_key(Precision::Float, 1024)), 1.5e-6);
+  EXPECT_DOUBLE_EQ(q.devices.at("gpu0").fixed.at(rate_key(Precision::Float, 1024)), 2e-3);
   EXPECT_DOUBLE_EQ(q.rate("gpu0", Precision::Float, 1024)->seconds(512), p.rate("gpu0", Precision::Float, 1024)->seconds(512));
 }
 
@@ -258,7 +261,8 @@ TEST(Predict, CpuAndGpuSplit) {
   EXPECT_EQ(pr.checks, 11);
   EXPECT_NEAR(cpu.check_s, 32e-6, 1e-15);
   EXPECT_NEAR(pr.check_s, std::max(cpu.check_s, gpu.check_s), 1e-15);
-  EXPECT_NEAR(pr.total_s, pr.setup_s + 100 * pr.iteration_s + 11 * pr.check_s + pr.teardown_s, 1e-12);
+  EXPECT_NEAR(pr.fixed_s, 2e-3, 1e-15);  // the GPU's: devices start and end together
+  EXPECT_NEAR(pr.total_s, pr.setup_s + pr.fixed_s + 100 * pr.iteration_s + 11 * pr.check_s + pr.teardown_s, 1e-12);
   EXPECT_TRUE(pr.notes.empty());
   EXPECT_THROW(predict(p, {{"cpu0", DeviceKind::Cpu, 64}}, Precision::Double, 1024, stop), InvalidArgument);
 }
