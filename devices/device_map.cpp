@@ -191,6 +191,13 @@ std::vector<DeviceSpec> map_devices(const Topology& topology, const DeviceMapOpt
     if (chosen(d.info.name)) devices.push_back(std::move(d));
   }
   devices.insert(devices.end(), std::make_move_iterator(gpus.begin()), std::make_move_iterator(gpus.end()));
+  if (!options.only.empty()) {
+    const auto mine = std::find_if(devices.begin(), devices.end(), [&](const DeviceSpec& d) { return d.info.name == options.only; });
+    if (mine == devices.end()) {
+      HETSTENCIL_THROW(InvalidArgument, "--devices '" + options.selection + "' does not offer '" + options.only + "'");
+    }
+    return {std::move(*mine)};
+  }
   if (devices.empty()) HETSTENCIL_THROW(InvalidArgument, "--devices '" + options.selection + "' leaves no device");
   return devices;
 }

@@ -33,6 +33,11 @@ struct DeviceMapOptions {
   std::string selection;
   /// Whether GPUs become devices (their host threads then take a core each).
   bool gpus = true;
+  /// Where set, the one device of those selected that this process runs,
+  /// placed as if it ran them all: processes of one node that split its
+  /// devices between them, one each, then put their GPUs' host threads and
+  /// their workers on cores apart, as one process would.
+  std::string only;
 };
 
 /// One device per GPU, whose host thread is bound to a core of the GPU's nearest

@@ -89,7 +89,9 @@ namespace {
 
 // Processes of one node that a launcher left to share cores (OpenMPI binds 3
 // or more ranks to a socket each) or GPUs would take turns on them: every
-// process binds its workers to the first cores it may use. Said once, by rank 0.
+// process binds its workers and its GPUs' host threads to the first cores it
+// may use (but --rank-devices local places each as one process would). Said
+// once, by rank 0.
 void warn_shared(const std::vector<DeviceInfo>& all, const std::vector<int>& owner,
                  const std::vector<std::string>& nodes) {
   for (std::size_t a = 0; a < all.size(); ++a) {
@@ -99,7 +101,7 @@ void warn_shared(const std::vector<DeviceInfo>& all, const std::vector<int>& own
       if (ra == rb || nodes[ra] != nodes[rb]) continue;
       const bool gpus = all[a].kind == DeviceKind::Gpu && all[b].kind == DeviceKind::Gpu;
       const bool same_gpu = gpus && all[a].key == all[b].key;
-      const bool cores_met = !gpus && std::any_of(all[a].cores.begin(), all[a].cores.end(), [&](int c) {
+      const bool cores_met = std::any_of(all[a].cores.begin(), all[a].cores.end(), [&](int c) {
         return std::find(all[b].cores.begin(), all[b].cores.end(), c) != all[b].cores.end();
       });
       if (!same_gpu && !cores_met) continue;

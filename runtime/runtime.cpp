@@ -168,10 +168,10 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.communicator) impl_->processes = join_processes(*options.communicator);
   const auto make = [&] {
     impl_->topology = load_topology(options.topology);
+    DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true};
     if (impl_->processes && options.rank_devices == RankDevices::Local) {
-      options.devices = local_device(impl_->topology, options, impl_->processes->local_rank());
+      mapping.only = local_device(impl_->topology, options, impl_->processes->local_rank());
     }
-    const DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true};
     MachineDevices machine = make_devices(impl_->topology, mapping);
     impl_->spins = machine.spins;
     impl_->devices = std::move(machine.devices);

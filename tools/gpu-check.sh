@@ -3,13 +3,16 @@
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
 #   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [tune] [solves] [scaling] [grids] [stencils]
-#                      [processes] [model] [accuracy] [blocked] [variants] [throttled]   (default: all)
+#                      [processes] [ranks] [model] [accuracy] [blocked] [variants] [throttled]   (default: all)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # tune: hetstencil tune of each stencil on gpu0 (16384^2, 512^3) and cpu0 (4096^2, 256^3), float and
 # double, a few seconds each, then bench stencils on each: the tuned sweep beside the default one.
 # processes: CPU ranks over TCP loopback (mpirun --mca btl tcp,self --bind-to core, 2 and 4 ranks of one thread): the
 # per-iteration prediction beside the measurement; on 2+ GPUs the GPU ranks' bitwise tests (ctest MpiGpuSolve).
+# ranks: on 2+ GPUs, float 16384^2, 1000 iterations, the residual at the end and every iteration: one
+# process with 2 (and 4) GPUs beside as many processes of one GPU each (mpirun, NCCL between them):
+# the time of each, their ratio and whether the solutions are the same bits.
 # solves: float 16384^2 on gpu0 (and 2, 4 GPUs), residual at the end and every iteration, and what
 # the check every iteration costs; on 2+ GPUs, poisson7 float 1024^3 on 1 and 2 GPUs (efficiency).
 # scaling: calibrate the GPUs (sync, blocked 8), then bench scaling (1..N GPUs, the NVIDIA sample's
@@ -33,7 +36,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-/tmp/hetstencil-gpu-check}
-parts=${*:-tests consumer sanitize bench tune solves scaling grids stencils processes model accuracy blocked variants throttled}
+parts=${*:-tests consumer sanitize bench tune solves scaling grids stencils processes ranks model accuracy blocked variants throttled}
 mkdir -p "$out"
 rm -f "$out/summary.txt"
 jobs=$(nproc)
@@ -176,6 +179,34 @@ if want processes; then
   else
     record "processes" "skipped: no mpirun"
   fi
+fi
+
+if want ranks && [ "$gpus" -ge 2 ] && command -v mpirun >/dev/null; then
+  step "ranks: one process with N GPUs beside N processes of one GPU each"
+  export XDG_CACHE_HOME=$out/cache-ranks
+  mkdir -p "$XDG_CACHE_HOME"
+  seconds() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('%.4f %d %.3f' % (r['solve_s'], r['iterations'], r['setup_s']))" "$1"; }
+  for k in 2 4; do
+    [ "$gpus" -ge $k ] || continue
+    list=$(seq -s, -f 'gpu%g' 0 $((k - 1)))
+    for check in end every; do
+      stop=(--iters 1000)
+      [ $check = every ] && stop=(--iters 1000 --tol 1e-30 --check-every 1)
+      args=(solve --no-calibrate --no-learn --precision float --nx 16384 "${stop[@]}" --json)
+      label="ranks-$k-$check"
+      $bin "${args[@]}" --devices "$list" -o /tmp/$label-one.npy >"$out/$label-one.json" 2>"$out/$label-one.err" ||
+        { tail -3 "$out/$label-one.err"; record "$label" "one process FAILED"; continue; }
+      mpirun --allow-run-as-root --oversubscribe -np $k $bin "${args[@]}" --devices gpu --rank-devices local \
+        --gpu-transport nccl -o /tmp/$label-ranks.npy >"$out/$label-ranks.json" 2>"$out/$label-ranks.err" ||
+        { tail -3 "$out/$label-ranks.err"; record "$label" "$k processes FAILED"; continue; }
+      read -r one iters_one setup_one < <(seconds "$out/$label-one.json")
+      read -r many iters_many setup_many < <(seconds "$out/$label-ranks.json")
+      bits=differ
+      cmp -s /tmp/$label-one.npy /tmp/$label-ranks.npy && [ "$iters_one" = "$iters_many" ] && bits=same
+      rm -f /tmp/$label-one.npy /tmp/$label-ranks.npy
+      record "$k GPUs residual $check" "$(python3 -c "import sys; a,b=map(float,sys.argv[1:3]); print('one process %.4f s, %s processes %.4f s (%+.1f%%), set-up %s / %s s, bits %s' % (a, sys.argv[3], b, 100*(b/a-1), sys.argv[4], sys.argv[5], sys.argv[6]))" "$one" "$many" $k "$setup_one" "$setup_many" $bits)"
+    done
+  done
 fi
 
 if want solves; then

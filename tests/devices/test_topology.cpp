@@ -172,6 +172,34 @@ TEST(DeviceMap, SelectionChoosesAndLeavesOut) {
   EXPECT_EQ(without[1].info.cores, std::vector<int>{0});
 }
 
+// Processes of one node that take a device each (--rank-devices local) must
+// not all put their GPU's host thread on the node's first core.
+TEST(DeviceMap, OneDeviceOfManyIsPlacedAsOneProcessWouldPlaceIt) {
+  const Topology t = fixture("two_sockets_four_gpus.xml");
+  const auto all = map_devices(t, DeviceMapOptions{});
+  ASSERT_EQ(all.size(), 6u);
+  for (const auto& whole : all) {
+    DeviceMapOptions one;
+    one.only = whole.info.name;
+    const auto mine = map_devices(t, one);
+    ASSERT_EQ(mine.size(), 1u);
+    EXPECT_EQ(mine[0].info.name, whole.info.name);
+    EXPECT_EQ(mine[0].info.cores, whole.info.cores) << whole.info.name;
+  }
+  DeviceMapOptions gpu1;
+  gpu1.only = "gpu1";
+  EXPECT_EQ(map_devices(t, gpu1)[0].info.cores, std::vector<int>{1}) << "gpu0's host thread keeps core 0";
+  DeviceMapOptions missing;
+  missing.selection = "gpu";
+  missing.only = "cpu0";
+  try {
+    map_devices(t, missing);
+    FAIL() << "no error";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("does not offer 'cpu0'"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DeviceMap, BadSelectionsFailClearly) {
   const Topology t = fixture("one_socket_one_gpu.xml");
   try {
