@@ -146,7 +146,7 @@ void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptio
   const SweepPredictor predictor(machine, options.profile);
   const Topology topology = load_topology(machine.topology);
   MachineDevices devices = make_devices(
-      topology, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, true}, true);
+      topology, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, true, {}}, true);
   std::vector<DeviceInfo> infos;
   for (const auto& device : devices.devices) infos.push_back(device->info());
   const TunedLookup tuned(topology, infos, options.profile);
@@ -198,7 +198,7 @@ void bench_cpu_sweeps(const RuntimeOptions& machine, std::int64_t nx, std::int64
   const Topology topology = load_topology(machine.topology);
   // Beside GPUs, each GPU's host thread takes its core, as in a real solve.
   MachineDevices devices = make_devices(
-      topology, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, beside_gpus}, true);
+      topology, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, beside_gpus, {}}, true);
   for (auto& device : devices.devices) {
     if (device->info().kind != DeviceKind::Cpu) continue;
     for (Precision precision : precisions) {
@@ -219,7 +219,7 @@ void bench_cpu_sweeps(const RuntimeOptions& machine, std::int64_t nx, std::int64
 void bench_gpu_sweeps(const std::string& selection, const std::vector<std::int64_t>& sizes,
                       const std::vector<Precision>& precisions, int repetitions, const SweepTimingCallback& each) {
   const Topology topology = load_topology();
-  MachineDevices devices = make_devices(topology, DeviceMapOptions{0, 0, selection, true}, true);
+  MachineDevices devices = make_devices(topology, DeviceMapOptions{0, 0, selection, true, {}}, true);
   for (auto& device : devices.devices) {
     if (device->info().kind != DeviceKind::Gpu) continue;
     for (Precision precision : precisions) {

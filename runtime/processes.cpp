@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 
 #include <nlohmann/json.hpp>
 
@@ -24,22 +25,32 @@ std::string spread_name(const Processes& processes, std::size_t rank, const std:
 // never meet a solve's.
 constexpr int kLinkTag = 101;
 
-// The mean seconds of `rounds` rounds of `bytes` sent to the process `other`
-// while as many come from it, as a solve's exchange goes (each process
-// sends, then waits for its neighbour's rows). The mean, not the median: a
-// solve pays every round, and on a shared host the rare round that the
-// scheduler delays costs more than all the others (docs/model.md: TCP
-// loopback beside two compilers, 2 KB, median 5.5 us, mean 22-48 us).
-double round_s(Processes& processes, int other, std::size_t bytes, int rounds) {
-  std::vector<char> out(bytes), in(bytes);
+// The mean seconds of `rounds` rounds of `bytes` sent to each neighbour
+// while as many come from each, as a solve's exchange goes (a process sends to
+// both sides, waits for both neighbours' rows, and copies them from the
+// buffers they arrived in into its ghost rows), every process at once, as in
+// a solve: the links share the host's network stack (on one host, its cores
+// and memory). The mean, not the median: a solve pays every round, and on a
+// shared host the rare round that the scheduler delays costs more than all the
+// others (docs/model.md: TCP loopback beside two compilers, 2 KB, median
+// 5.5 us, mean 22-48 us).
+double round_s(Processes& processes, const std::vector<int>& neighbours, std::size_t bytes, int rounds) {
+  const std::size_t n = neighbours.size();
+  std::vector<char> out(bytes), in(n * bytes), ghost(n * bytes);
   const std::atomic<bool> never{false};
-  const std::string what = "a link measurement's message from rank " + std::to_string(other);
+  std::vector<std::string> what;
+  for (int other : neighbours) what.push_back("a link measurement's message from rank " + std::to_string(other));
   double total = 0.0;
   for (int k = 0; k < rounds + 1; ++k) {  // the first round warms the path
     const auto start = std::chrono::steady_clock::now();
-    const std::unique_ptr<Message> arriving = processes.receive(other, kLinkTag, in.data(), bytes);
-    wait_for(*processes.send(other, kLinkTag, out.data(), bytes), never, what);
-    wait_for(*arriving, never, what);
+    std::vector<std::unique_ptr<Message>> arriving, sent;
+    for (std::size_t i = 0; i < n; ++i) arriving.push_back(processes.receive(neighbours[i], kLinkTag, &in[i * bytes], bytes));
+    for (std::size_t i = 0; i < n; ++i) sent.push_back(processes.send(neighbours[i], kLinkTag, out.data(), bytes));
+    for (std::size_t i = 0; i < n; ++i) wait_for(*sent[i], never, what[i]);
+    for (std::size_t i = 0; i < n; ++i) {
+      wait_for(*arriving[i], never, what[i]);
+      std::memcpy(&ghost[i * bytes], &in[i * bytes], bytes);
+    }
     if (k > 0) total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return total / rounds;
@@ -174,28 +185,25 @@ std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t
   const int me = processes.rank();
   const std::size_t ghost = std::max<std::size_t>(ghost_bytes, 2);
   const std::vector<std::size_t> sizes{ghost / 2, ghost, 2 * ghost, 4 * ghost};
-  // The curve of the rounds this process timed with the next process (down)
-  // and with the previous one (up).
-  nlohmann::json mine = {{"down", nullptr}, {"up", nullptr}};
-  for (int r = 0; r + 1 < processes.size(); ++r) {
-    // One pair at a time: the others' messages would share the path.
-    processes.broadcast(std::string());
-    if (me != r && me != r + 1) continue;
-    std::vector<std::pair<double, double>> timed;
-    for (std::size_t bytes : sizes) {
-      timed.emplace_back(static_cast<double>(bytes), round_s(processes, me == r ? r + 1 : r, bytes, rounds));
-    }
-    const TransferCurve fitted = TransferCurve::fit(timed);
-    mine[me == r ? "down" : "up"] = {fitted.latency_s, fitted.bytes_per_s};
+  std::vector<int> neighbours;
+  if (me > 0) neighbours.push_back(me - 1);
+  if (me + 1 < processes.size()) neighbours.push_back(me + 1);
+  // Each link into this process costs its share of this process's round.
+  std::vector<std::pair<double, double>> timed;
+  processes.broadcast(std::string());  // every process starts together
+  for (std::size_t bytes : sizes) {
+    const double round = neighbours.empty() ? 0.0 : round_s(processes, neighbours, bytes, rounds);
+    timed.emplace_back(static_cast<double>(bytes), round / static_cast<double>(std::max<std::size_t>(neighbours.size(), 1)));
   }
+  const TransferCurve fitted = TransferCurve::fit(timed);
+  const nlohmann::json mine = {fitted.latency_s, fitted.bytes_per_s};
   std::vector<ProcessLink> out;
   const std::vector<std::string> all = processes.all_gather(mine.dump());
-  for (std::size_t r = 0; r + 1 < all.size(); ++r) {
-    const nlohmann::json down = nlohmann::json::parse(all[r]).at("down");
-    const nlohmann::json up = nlohmann::json::parse(all[r + 1]).at("up");
-    out.push_back(ProcessLink{TransferCurve{down.at(0).get<double>(), down.at(1).get<double>()},
-                              TransferCurve{up.at(0).get<double>(), up.at(1).get<double>()}});
-  }
+  const auto curve = [&](std::size_t rank) {
+    const nlohmann::json c = nlohmann::json::parse(all[rank]);
+    return TransferCurve{c.at(0).get<double>(), c.at(1).get<double>()};
+  };
+  for (std::size_t r = 0; r + 1 < all.size(); ++r) out.push_back(ProcessLink{curve(r + 1), curve(r)});
   return out;
 }
 
@@ -205,8 +213,9 @@ void keep_process_links(const std::string& profile_path, const std::vector<Proce
   try {
     const std::string text = process_links_json(
         links, ghost_bytes,
-        "one pair of neighbouring processes at a time, 1000 rounds a size (each process sends host messages of "
-        "1/2, 1, 2 and 4 times ghost_bytes while as many come from the other), fitted to each size's mean round");
+        "every process at once, 1000 rounds a size (each process sends host messages of 1/2, 1, 2 and 4 times "
+        "ghost_bytes to each neighbour while as many come from each, and copies them into its ghost rows), "
+        "fitted to each size's mean round; a link into a process is its share of that process's round");
     AtomicFile file(path);
     file.write(text.data(), text.size());
     file.commit();

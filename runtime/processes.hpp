@@ -34,13 +34,13 @@ std::vector<DeviceInfo> gather_devices(Processes& processes, const std::vector<D
 /// until add_process_links adds them. Collective.
 Profile gather_profiles(Processes& processes, const std::optional<Profile>& mine);
 
-/// Rounds between each pair of neighbouring processes, one pair at a time
-/// (the others wait), as a solve exchanges: each sends host messages of 1/2,
-/// 1, 2 and 4 times `ghost_bytes` (a round's ghost rows) while as many come
-/// from the other, `rounds` times a size, and the curve is fitted to each
-/// size's mean round (what a solve pays a round, delays included; process r
-/// times "down", r + 1 "up"). Element r is the link between ranks r and r + 1,
-/// on every process. Collective.
+/// Rounds of every process with its neighbours, all at once, as a solve
+/// exchanges: each sends host messages of 1/2, 1, 2 and 4 times `ghost_bytes`
+/// (a round's ghost rows) to each neighbour while as many come from each, and
+/// copies them into ghost rows, `rounds` times a size; a link into a process
+/// costs its share of that process's mean round (what a solve pays a round,
+/// delays and the other links' traffic included), fitted over the sizes.
+/// Element r is the link between ranks r and r + 1, on every process. Collective.
 std::vector<ProcessLink> measure_process_links(Processes& processes, std::size_t ghost_bytes, int rounds = 1000);
 
 /// Writes `links` (measured by measure_process_links around `ghost_bytes`)

@@ -33,7 +33,7 @@ MachineProfile wrap(Profile p) {
 }
 
 DeviceMapOptions mapping_of(const RuntimeOptions& machine, const std::string& selection) {
-  return DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, selection, backend_of(DeviceKind::Gpu) != nullptr};
+  return DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, selection, backend_of(DeviceKind::Gpu) != nullptr, {}};
 }
 
 std::vector<DeviceInfo> infos_of(const std::vector<DeviceSpec>& specs) {

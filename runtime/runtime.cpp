@@ -93,7 +93,7 @@ struct Runtime::Impl {
 std::vector<DeviceInfo> devices_of(const Topology& topology, const RuntimeOptions& options) {
   std::vector<DeviceInfo> out;
   for (const auto& spec : map_devices(topology, DeviceMapOptions{options.cpu_devices, options.threads_per_device,
-                                                                 options.devices, true})) {
+                                                                 options.devices, true, {}})) {
     out.push_back(spec.info);
   }
   return out;
@@ -168,7 +168,7 @@ Runtime::Runtime(RuntimeOptions options) : impl_(std::make_unique<Impl>()) {
   if (options.communicator) impl_->processes = join_processes(*options.communicator);
   const auto make = [&] {
     impl_->topology = load_topology(options.topology);
-    DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true};
+    DeviceMapOptions mapping{options.cpu_devices, options.threads_per_device, options.devices, true, {}};
     if (impl_->processes && options.rank_devices == RankDevices::Local) {
       mapping.only = local_device(impl_->topology, options, impl_->processes->local_rank());
     }

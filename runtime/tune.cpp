@@ -126,7 +126,7 @@ Tuned tune_machine(const RuntimeOptions& machine, const TuneOptions& options) {
                                       "--synthetic) has none to measure");
   }
   MachineDevices made = make_devices(
-      topology, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, true}, true);
+      topology, DeviceMapOptions{machine.cpu_devices, machine.threads_per_device, machine.devices, true, {}}, true);
   const Fingerprint here = fingerprint_of(topology);
   Tuned out;
   out.stencil = options.stencil.name;

@@ -8,8 +8,8 @@
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # tune: hetstencil tune of each stencil on gpu0 (16384^2, 512^3) and cpu0 (4096^2, 256^3), float and
 # double, a few seconds each, then bench stencils on each: the tuned sweep beside the default one.
-# processes: CPU ranks over TCP loopback (mpirun --mca btl tcp,self --bind-to core, 2 and 4 ranks of one thread): the
-# per-iteration prediction beside the measurement; on 2+ GPUs the GPU ranks' bitwise tests (ctest MpiGpuSolve).
+# processes: CPU ranks over TCP loopback (mpirun --mca btl tcp,self --bind-to core, 2 and 4 ranks of one thread,
+# rows of 256 and 65536 doubles): the per-iteration prediction beside the measurement; on 2+ GPUs the GPU ranks' bitwise tests (ctest MpiGpuSolve).
 # ranks: on 2+ GPUs, float 16384^2, 1000 iterations, the residual at the end and every iteration: one
 # process with 2 (and 4) GPUs beside as many processes of one GPU each (mpirun, NCCL between them):
 # the time of each, their ratio and whether the solutions are the same bits.
@@ -159,17 +159,23 @@ if want processes; then
   export XDG_CACHE_HOME=$out/cache-processes
   mkdir -p "$XDG_CACHE_HOME"
   if command -v mpirun >/dev/null; then
-    for ranks in 2 4; do
-      # Each rank bound to a core of its own, its CPU device there; the first
-      # solve measures each rank's device, the three after it are timed.
-      mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to core --mca btl tcp,self -np $ranks)
-      cpu_rank=(--threads 1 --no-learn --devices cpu --cpu-devices 1 --nx 256 --ny $((64 * ranks)) --iters 5000 --json)
-      "${mpi[@]}" $bin solve "${cpu_rank[@]}" >"$out/processes-$ranks-calibrate.json" 2>"$out/processes-$ranks-calibrate.err" ||
-        { record "tcp $ranks ranks" "calibrating FAILED"; continue; }
-      for run in 1 2 3; do
-        "${mpi[@]}" $bin solve --no-calibrate "${cpu_rank[@]}" \
-          >"$out/processes-$ranks-$run.json" 2>"$out/processes-$ranks-$run.err" || { record "tcp $ranks ranks" FAILED; continue; }
-        record "tcp $ranks ranks run $run" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print('iteration %.4f ms predicted, %.4f measured (%+.1f%%)' % (p*1e3, m*1e3, 100*(p-m)/m) if p else 'iteration %.4f ms measured, no prediction' % (m*1e3))" "$out/processes-$ranks-$run.json")"
+    # Rows of 2 KB, where a trip is its latency, and of 512 KB, where it is
+    # bandwidth (as in the projections' grids).
+    for size in 256x64x5000 65536x8x500; do
+      IFS=x read -r nx rows iters <<<"$size"
+      for ranks in 2 4; do
+        # Each rank bound to a core of its own, its CPU device there; the first
+        # solve measures each rank's device, the three after it are timed.
+        label=$ranks-$nx
+        mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to core --mca btl tcp,self -np $ranks)
+        cpu_rank=(--threads 1 --no-learn --devices cpu --cpu-devices 1 --nx $nx --ny $((rows * ranks)) --iters $iters --json)
+        "${mpi[@]}" $bin solve "${cpu_rank[@]}" >"$out/processes-$label-calibrate.json" 2>"$out/processes-$label-calibrate.err" ||
+          { record "tcp $ranks ranks nx $nx" "calibrating FAILED"; continue; }
+        for run in 1 2 3; do
+          "${mpi[@]}" $bin solve --no-calibrate "${cpu_rank[@]}" \
+            >"$out/processes-$label-$run.json" 2>"$out/processes-$label-$run.err" || { record "tcp $ranks ranks nx $nx" FAILED; continue; }
+          record "tcp $ranks ranks nx $nx run $run" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print('iteration %.4f ms predicted, %.4f measured (%+.1f%%)' % (p*1e3, m*1e3, 100*(p-m)/m) if p else 'iteration %.4f ms measured, no prediction' % (m*1e3))" "$out/processes-$label-$run.json")"
+        done
       done
     done
     if [ "$gpus" -ge 2 ]; then

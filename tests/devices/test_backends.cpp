@@ -40,7 +40,7 @@ TEST(Backends, ADescribedMachinesGpusAreMappedButNotMade) {
 }
 
 TEST(Backends, ACpuDeviceMeasuresSweepsOnItsAttachedSlab) {
-  MachineDevices m = make_devices(synthetic("pack:1 numa:1 core:2 pu:1"), DeviceMapOptions{1, 2, "", false});
+  MachineDevices m = make_devices(synthetic("pack:1 numa:1 core:2 pu:1"), DeviceMapOptions{1, 2, "", false, {}});
   Device& device = *m.devices.front();
   const Grid<double> grid = timing_grid<double>(16, 32);
   StencilJob job;

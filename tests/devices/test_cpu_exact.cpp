@@ -162,7 +162,7 @@ TEST(CpuExactPlans, StreamingStoresGiveTheSameBits) {
   const Topology topology = load_topology();
   std::vector<std::unique_ptr<CpuDevice>> owned;
   std::vector<Device*> devices;
-  for (const auto& spec : map_devices(topology, DeviceMapOptions{2, 2, "", false})) {
+  for (const auto& spec : map_devices(topology, DeviceMapOptions{2, 2, "", false, {}})) {
     owned.push_back(std::make_unique<CpuDevice>(spec.info, spec.worker_cpus, 1, 50));
     devices.push_back(owned.back().get());
   }

@@ -14,7 +14,7 @@ namespace {
 
 MachineDevices one_cpu_device() {
   return make_devices(load_topology(TopologySource{"", "pack:1 numa:1 core:2 pu:1"}),
-                      DeviceMapOptions{1, 2, "", false});
+                      DeviceMapOptions{1, 2, "", false, {}});
 }
 
 StencilJob job_of(const std::string& stencil) {

@@ -139,7 +139,7 @@ TEST(MemoryCheck, ASolveTooLargeForItsNodeIsRefused) {
 // use after scope, which ASan reports).
 TEST(DetachedDevice, ReadsNothingOfItsJobAfterDetach) {
   const Topology topology = load_topology();
-  const DeviceSpec spec = map_devices(topology, DeviceMapOptions{1, 2, "", false}).front();
+  const DeviceSpec spec = map_devices(topology, DeviceMapOptions{1, 2, "", false, {}}).front();
   CpuDevice device(spec.info, spec.worker_cpus, 1, 50);
   auto grid = std::make_unique<Grid<float>>(6, 5);
   auto job = std::make_unique<StencilJob>();

@@ -105,7 +105,7 @@ TEST(GpuStencils, BlockedSweepsGiveTheReferenceBits) {
 // GPU alone (its steps as graphs) and beside a CPU device (exchanging).
 TEST(GpuStencils, EveryTuningValueGivesTheDefaultsBits) {
   if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
-  MachineDevices made = make_devices(load_topology(), DeviceMapOptions{1, 2, "cpu0,gpu0", true});
+  MachineDevices made = make_devices(load_topology(), DeviceMapOptions{1, 2, "cpu0,gpu0", true, {}});
   ASSERT_EQ(made.devices.size(), 2u);
   Device* cpu = made.devices[0].get();
   Device* gpu = made.devices[1].get();

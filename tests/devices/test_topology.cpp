@@ -22,7 +22,7 @@ Topology fixture(const std::string& name) {
 }
 
 std::vector<DeviceSpec> devices_of(const Topology& t, const std::string& selection = "", int cpu_devices = 0) {
-  return map_devices(t, DeviceMapOptions{cpu_devices, 0, selection, true});
+  return map_devices(t, DeviceMapOptions{cpu_devices, 0, selection, true, {}});
 }
 
 TEST(Topology, ThisMachineHasCores) {
@@ -220,11 +220,11 @@ TEST(DeviceMap, CutsCoresIntoGroupsAndSharesWhenShort) {
   EXPECT_EQ(three[0].info.cores.size() + three[1].info.cores.size() + three[2].info.cores.size(), 16u);
   EXPECT_LE(three[2].info.cores.size() - three[0].info.cores.size(), 1u);
   const Topology two = load_topology(TopologySource{"", "pack:1 numa:1 core:2 pu:1"});
-  const auto four = map_devices(two, DeviceMapOptions{4, 3, "", true});
+  const auto four = map_devices(two, DeviceMapOptions{4, 3, "", true, {}});
   ASSERT_EQ(four.size(), 4u);
   EXPECT_EQ(four[2].info.cores, std::vector<int>{0});
   EXPECT_EQ(four[2].info.threads, 3);
-  EXPECT_THROW(map_devices(two, DeviceMapOptions{-1, 0, "", true}), InvalidArgument);
+  EXPECT_THROW(map_devices(two, DeviceMapOptions{-1, 0, "", true, {}}), InvalidArgument);
 }
 
 // The message a bad source gets (empty when it loads).

@@ -49,7 +49,7 @@ TEST(TopologyScale, ReadsAn8192CoreMachine) {
   EXPECT_EQ(t.cores.back().pus, (std::vector<int>{16382, 16383}));
   EXPECT_EQ(t.cores.back().numa, 127);
   EXPECT_EQ(t.cores.back().package, 63);
-  const auto devices = map_devices(t, DeviceMapOptions{4, 0, "", true});
+  const auto devices = map_devices(t, DeviceMapOptions{4, 0, "", true, {}});
   ASSERT_EQ(devices.size(), 4u);
   EXPECT_EQ(devices[3].info.cores.size(), 2048u);
   EXPECT_EQ(devices[3].info.cores.front(), 6144);

@@ -25,7 +25,7 @@ using testing_support::expect_same_bits;
 
 // Two CPU devices of 2 workers, the first with the fewest units it may have.
 struct TwoDevices {
-  MachineDevices made = make_devices(load_topology(), DeviceMapOptions{2, 2, "cpu", false});
+  MachineDevices made = make_devices(load_topology(), DeviceMapOptions{2, 2, "cpu", false, {}});
   std::vector<Device*> devices{made.devices[0].get(), made.devices[1].get()};
 
   Plan plan_for(const Problem& p) const {
