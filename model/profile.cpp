@@ -286,6 +286,11 @@ std::string stencil_rate_key(const Problem& problem) {
   return tag + "/" + to_string(problem.precision) + "/" + width;
 }
 
+double cell_grids(const Stencil& stencil) {
+  // u read and u' written; a variable stencil also reads a coefficient grid a term and the centre's.
+  return stencil.variable ? 3.0 + static_cast<double>(stencil.points.size()) : 2.0;
+}
+
 double cell_cost(const Stencil& stencil) {
   const double points = static_cast<double>(stencil.points.size());
   // A variable stencil also loads each term's coefficient and the centre's.
@@ -337,6 +342,18 @@ std::tuple<int, int, std::size_t, double> distance(const CurveOf& measured, cons
   return {is_poisson5(measured.stencil) == is_poisson5(stencil) ? 0 : 1,
           measured.stencil.dimension == stencil.dimension ? 0 : 1, points > theirs ? points - theirs : theirs - points,
           std::fabs(std::log(static_cast<double>(measured.cells) / static_cast<double>(cells)))};
+}
+
+// `measured`, of rows `wider` times narrower than the rows it is read for:
+// each row count's time is the time `measured` gives for as many cells.
+RateCurve at_as_many_cells(const RateCurve& measured, double wider) {
+  std::vector<RateCurve::Point> points;
+  for (const RateCurve::Point& p : measured.points()) {
+    const auto rows = std::max<std::int64_t>(1, std::llround(static_cast<double>(p.rows) / wider));
+    if (!points.empty() && points.back().rows == rows) continue;
+    points.push_back({rows, measured.seconds(std::llround(static_cast<double>(rows) * wider))});
+  }
+  return RateCurve(std::move(points));
 }
 
 }  // namespace
@@ -397,29 +414,39 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
       }
       continue;
     }
-    // A GPU runs other stencils with a generic kernel, which poisson5's tuned
-    // one is no guide to: its own curves or none.
-    if (kind_of(stored) != DeviceKind::Cpu) continue;
-    // The nearest measured stencil's time per cell, scaled by cell cost.
+    // The nearest measured stencil's time per cell. A CPU's scaled by cell
+    // cost; a GPU's by the grids a cell reads and writes (its generic kernel
+    // keeps the memory busy, not the cores), and never from poisson5, whose
+    // tuned kernel is no guide to the generic one.
+    const bool gpu = kind_of(stored) != DeviceKind::Cpu;
     std::optional<std::pair<std::string, CurveOf>> best;
     for (const auto& [key, curve] : stored.rates) {
       const auto of = curve_of(key);
-      if (!of || of->precision != precision) continue;
+      if (!of || of->precision != precision || (gpu && is_poisson5(of->stencil))) continue;
       if (!best || distance(*of, problem.stencil, units.nx) < distance(best->second, problem.stencil, units.nx)) {
         best = std::make_pair(key, *of);
       }
     }
     if (!best) continue;
     const CurveOf& from = best->second;
-    const double factor = static_cast<double>(units.nx) / static_cast<double>(from.cells) *
-                          cell_cost(problem.stencil) / cell_cost(from.stencil);
-    d.rates[as] = stored.rates.at(best->first).scaled(factor);
-    if (const auto c = stored.checks.find(best->first); c != stored.checks.end()) d.checks[as] = c->second.scaled(factor);
+    const double wider = static_cast<double>(units.nx) / static_cast<double>(from.cells);
+    // A GPU's curve at few cells is its launch time, not its cells': read at
+    // as many cells. A CPU's is its cells' at any size.
+    const auto estimate = [&](const RateCurve& measured) {
+      return gpu ? at_as_many_cells(measured, wider).scaled(cell_grids(problem.stencil) / cell_grids(from.stencil))
+                 : measured.scaled(wider * cell_cost(problem.stencil) / cell_cost(from.stencil));
+    };
+    d.rates[as] = estimate(stored.rates.at(best->first));
+    if (const auto c = stored.checks.find(best->first); c != stored.checks.end()) d.checks[as] = estimate(c->second);
     if (const auto step = poisson5_figure(stored.step)) d.step[as] = *step;
-    estimates.push_back(fmt::format("{}'s from {} {}", name, from.stencil.name, best->first));
+    if (gpu) {
+      if (const auto o = stored.overhead.find(best->first); o != stored.overhead.end()) d.overhead[as] = o->second;
+    }
+    estimates.push_back(fmt::format("{}'s from {} {}, scaled by {}", name, from.stencil.name, best->first,
+                                    gpu ? "the grids a cell reads" : "cell cost"));
   }
   if (!estimates.empty()) {
-    out.estimated = fmt::format("{} not measured: estimated by time per cell scaled by cell cost ({})",
+    out.estimated = fmt::format("{} not measured: estimated by time per cell ({})",
                                 problem.stencil.name, fmt::join(estimates, ", "));
   }
   return out;

@@ -142,9 +142,10 @@ std::string stencil_rate_key(const Problem& problem);
 /// measured at the same precision that runs the same kernel (poisson5's own,
 /// or the one of every other stencil), has the same dimension and the nearest
 /// count of points, in that order: its time per cell scaled by
-/// cell_cost() (said so in `estimated`); a GPU only from its own curves
-/// (its generic kernel is not poisson5's tuned one), else only its links and
-/// set-up stay.
+/// cell_cost() on a CPU, by cell_grids() on a GPU, never from poisson5's on a
+/// GPU (its generic kernel is no kin of poisson5's tuned one); said so in
+/// `estimated`. A device with nothing to estimate from keeps only its links
+/// and set-up.
 struct StencilModel {
   Profile profile;
   Problem units;          ///< the 2-D problem of units it plans and predicts
@@ -156,6 +157,10 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem);
 /// divide, 1 + points; a variable stencil's terms and centre load their
 /// coefficients too, 2 + 2 points.
 double cell_cost(const Stencil& stencil);
+/// The grids a GPU's update of a cell of `stencil` reads and writes, relative
+/// to others (its generic kernel is bound by memory): u and u', 2; a variable
+/// stencil's coefficient grids too, 3 + points.
+double cell_grids(const Stencil& stencil);
 /// The variant a device's curves are kept for: a CPU device sweeps plainly under any.
 VariantChoice swept_by(DeviceKind kind, const VariantChoice& variant);
 /// A profile's device kind ("cpu" or "gpu").

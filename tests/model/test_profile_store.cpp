@@ -383,7 +383,7 @@ Profile cpu_profile() {
   return p;
 }
 
-TEST(StencilModel, AStencilsOwnCurvesArePlannedAsUnitsAndGpusHaveNone) {
+TEST(StencilModel, AStencilsOwnCurvesArePlannedAsUnits) {
   Problem p;
   p.nx = 256;
   p.ny = 256;
@@ -396,7 +396,7 @@ TEST(StencilModel, AStencilsOwnCurvesArePlannedAsUnitsAndGpusHaveNone) {
   ASSERT_TRUE(rate);
   EXPECT_DOUBLE_EQ(rate->seconds(256), 512e-6) << "box9's curve, not poisson5's";
   EXPECT_DOUBLE_EQ(m.profile.devices.at("cpu0").step.at("double/256"), 1e-6);
-  EXPECT_FALSE(m.profile.rate("gpu0", Precision::Double, 256)) << "no GPU kernel for box9";
+  EXPECT_FALSE(m.profile.rate("gpu0", Precision::Double, 256)) << "poisson5's tuned kernel is no guide to box9's";
 
   p.stencil = Stencil::builtin("poisson5");
   const StencilModel same = model_for_stencil(cpu_profile(), p);
@@ -424,6 +424,41 @@ TEST(StencilModel, AStencilNeverMeasuredIsEstimatedFromTheNearestAndSaysSo) {
   p.precision = Precision::Float;
   EXPECT_FALSE(model_for_stencil(cpu_profile(), p).profile.rate("cpu0", Precision::Float, 256))
       << "nothing measured in float";
+}
+
+// A GPU's generic kernel is bound by memory: another stencil's time per cell
+// as it was measured, scaled only by the grids a cell reads.
+TEST(StencilModel, AGpuEstimatesFromAnotherGenericStencilNeverFromPoisson5) {
+  Profile profile = cpu_profile();
+  DeviceProfile& gpu = profile.devices.at("gpu0");
+  gpu.rates["poisson7/double/16x16"] = RateCurve({{4, 3e-6}, {64, 40e-6}});
+  gpu.overhead["poisson7/double/16x16"] = 5e-6;
+  Problem p;
+  p.nx = 32;
+  p.ny = 16;
+  p.nz = 64;
+  p.stencil = Stencil::builtin("box27");
+  const StencilModel m = model_for_stencil(profile, p);
+  EXPECT_NE(m.estimated.find("gpu0's from poisson7"), std::string::npos) << m.estimated;
+  EXPECT_NE(m.estimated.find("scaled by the grids a cell reads"), std::string::npos) << m.estimated;
+  const auto rate = m.profile.rate("gpu0", Precision::Double, 512);
+  ASSERT_TRUE(rate);
+  EXPECT_DOUBLE_EQ(rate->seconds(32), 40e-6) << "twice the cells a plane: half the planes take poisson7's time";
+  EXPECT_DOUBLE_EQ(rate->seconds(2), 3e-6) << "as many cells, not as many planes: a launch's time at few cells";
+  EXPECT_DOUBLE_EQ(m.profile.devices.at("gpu0").overhead.at("double/512"), 5e-6);
+
+  Stencil variable = Stencil::builtin("poisson7");
+  variable.variable = true;
+  p.stencil = variable;
+  p.nx = 16;
+  const auto read_more = model_for_stencil(profile, p).profile.rate("gpu0", Precision::Double, 256);
+  ASSERT_TRUE(read_more);
+  EXPECT_NEAR(read_more->seconds(64), 40e-6 * cell_grids(variable) / 2.0, 1e-12) << "its coefficient grids read too";
+
+  profile.devices.at("gpu0").rates.erase("poisson7/double/16x16");
+  p.stencil = Stencil::builtin("box27");
+  EXPECT_FALSE(model_for_stencil(profile, p).profile.rate("gpu0", Precision::Double, 256))
+      << "only poisson5's tuned kernel measured: nothing to estimate from";
 }
 
 }  // namespace
