@@ -18,6 +18,11 @@ std::int64_t residual_checks(const StopRule& stop, std::int64_t iterations) {
   return multiples + 1 + last;
 }
 
+double run_total_s(const Prediction& p) {
+  return p.setup_s + p.fixed_s + static_cast<double>(p.iterations) * p.iteration_s +
+         static_cast<double>(p.checks) * p.check_s + p.teardown_s;
+}
+
 SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision,
                        std::int64_t nx, const StopRule& stop, const VariantChoice& variant, bool cautious)
     : variant_(variant),
@@ -200,8 +205,7 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
     const double chain = ready[k] + ready[k + 1] + entries_[k].to_next + entries_[k].from_next;
     out.iteration_s = std::max(out.iteration_s, 0.5 * chain / static_cast<double>(depth()));
   }
-  out.total_s = out.setup_s + out.fixed_s + static_cast<double>(out.iterations) * out.iteration_s +
-                static_cast<double>(out.checks) * out.check_s + out.teardown_s;
+  out.total_s = run_total_s(out);
   return out;
 }
 

@@ -87,6 +87,10 @@ class SplitModel {
 /// INT64_MAX.
 std::int64_t residual_checks(const StopRule& stop, std::int64_t iterations);
 
+/// A run's time: set-up + fixed + iterations x iteration + checks x check +
+/// tear-down (Prediction::total_s, from its other figures).
+double run_total_s(const Prediction& p);
+
 /// The whole run of `stop` (all max_iterations: a tolerance may end it
 /// sooner). A CPU device exchanges after its sweep (the exchange is exposed); a
 /// GPU sweeps its edge rows first and exchanges while the interior runs, so only

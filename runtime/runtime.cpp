@@ -295,8 +295,7 @@ Result finished(Result result, const Problem& problem, const Plan& plan) {
     Prediction& p = result.report.predicted.emplace(*plan.prediction);
     p.iterations = result.report.iterations;
     p.checks = residual_checks(problem.stop, p.iterations);
-    p.total_s = p.setup_s + static_cast<double>(p.iterations) * p.iteration_s + static_cast<double>(p.checks) * p.check_s +
-                p.teardown_s;
+    p.total_s = run_total_s(p);
   }
   return result;
 }

@@ -192,6 +192,9 @@ TEST(PlanApi, ACalibratedPlanOnCpuDevicesReportsPredictedBesideMeasured) {
     EXPECT_EQ(r.report.predicted->devices[k].name, r.report.devices[k].name);
   }
   EXPECT_GT(r.report.predicted->total_s, 0.0);
+  EXPECT_DOUBLE_EQ(r.report.predicted->total_s, plan.prediction->total_s)
+      << "the run went as planned (no tolerance): its total as predicted, its fixed time ("
+      << plan.prediction->fixed_s << " s) included";
   ASSERT_TRUE(predicted_iteration_s(r.report));
   EXPECT_GT(iteration_s(r.report), 0.0);
   EXPECT_EQ(r.report.split, plan.origin);
