@@ -192,8 +192,11 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   log::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
   {
     ProgressMonitor monitor(watch, *transport);
+    const HostLoad load;
     report.solve_s = run_on_threads(n, [&](std::size_t k) { devices[k]->run(transport->endpoint(k)); },
                                     [&] { transport->abort(); }, host_thread);
+    // Over processes, the others on this node would count as other load.
+    if (!spread) report.host.load = load.since_start();
   }
   report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
   for (std::size_t k = 0; k < n; ++k) {

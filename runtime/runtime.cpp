@@ -329,8 +329,19 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
   std::vector<Device*> devices;
   if (!impl_->processes) {
     for (auto& d : impl_->devices) devices.push_back(d.get());
-    return finished(execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s}, nullptr, tuning),
-                    problem, plan);
+    Result result = finished(
+        execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s}, nullptr, tuning), problem, plan);
+    // The host's canary beside the calibration's, where a prediction stands beside the measurement.
+    double calibrated = 0.0;
+    {
+      const std::lock_guard<std::mutex> modelling(impl_->modelling);
+      if (const auto& stored = impl_->profile->profile()) calibrated = stored->canary_bytes_per_s;
+    }
+    if (result.report.predicted && calibrated > 0.0) {
+      result.report.host.canary_bytes_per_s = host_canary_bytes_per_s();
+      result.report.host.calibrated_canary_bytes_per_s = calibrated;
+    }
+    return result;
   }
   // Every process's devices by index, ours in place and null for the others'.
   Spread spread{impl_->processes.get(), impl_->owner, {}, impl_->gpu_transport};

@@ -16,6 +16,7 @@
 #include "hetstencil/plan.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/progress.hpp"
+#include "hetstencil/statistics.hpp"
 
 namespace hetstencil {
 
@@ -33,6 +34,18 @@ struct DeviceReport {
   /// (CPU devices; 0 where not measured). Beside a GPU, its slow iterations,
   /// not its mean, make the GPU wait.
   double compute_p90_s = 0.0;
+};
+
+/// The host as a solve ran, to tell its spells from the model's errors.
+struct HostReport {
+  /// Other processes' CPU use over the iterations (HostLoad; `others` -1
+  /// where not measured: /proc/stat unread, or a solve over processes, whose
+  /// ranks on one node would count as others).
+  HostLoad::Figures load;
+  /// host_canary_bytes_per_s() just after the iterations, and the profile's,
+  /// taken as its curves were measured (0: not taken, or the profile has none).
+  double canary_bytes_per_s = 0.0;
+  double calibrated_canary_bytes_per_s = 0.0;
 };
 
 /// Where the time of a solve went, per device and per phase, beside what the
@@ -69,7 +82,14 @@ struct Report {
   /// Where the split came from (the plan's origin), and the devices it left out.
   std::string split;
   std::vector<LeftOut> left_out;  ///< the devices the plan left out, with the reason
+  HostReport host;                ///< the host as the solve ran
 };
+
+/// What `report.host` says against its measurement, in words ("" where the
+/// host was quiet and as calibrated): other processes crowding the solve's
+/// cores (HostLoad::Figures::crowded), or its canary kCanariesApart from the
+/// calibration's.
+HETSTENCIL_API std::string host_disturbance(const Report& report);
 
 /// Seconds an iteration took: the solve's time over its iterations, checks included.
 HETSTENCIL_API double iteration_s(const Report& report);
@@ -83,7 +103,7 @@ HETSTENCIL_API double error_percent(double predicted, double measured);
 /// beside measured (a device that finishes first waits for the slowest), with
 /// the error; then the run's iteration and total (set-up + iterations +
 /// tear-down), the grid, the phases, the residual, where the split came from
-/// and the devices left out, with the reason.
+/// and the devices left out, with the reason; and the host_disturbance(), if any.
 HETSTENCIL_API std::string format_report(const Report& report);
 
 /// The report as one JSON object (schema "hetstencil-report", docs/json-formats.md),
