@@ -163,6 +163,19 @@ inline Problem stencil_problem(const Stencil& s, Precision precision, std::int64
   return p;
 }
 
+// `p` with its boundary and source 10 to 100 times the least normal number of
+// its precision, 40 iterations: its values run through zeros of both signs and
+// subnormals, where a quotient by the diagonal takes the division's slow ways.
+inline Problem through_subnormals(Problem p) {
+  const double tiny = p.precision == Precision::Float ? 1e-37 : 1e-305;
+  p.boundary = Boundary::constant(-tiny);
+  p.source = p.stencil.dimension == 3
+                 ? Source::from_function_3d([tiny](double x, double y, double z) { return tiny * (x - y + z); })
+                 : Source::from_function([tiny](double x, double y) { return tiny * (x - y); });
+  p.stop.max_iterations = 40;
+  return p;
+}
+
 // Offsets anywhere within radius 4, random weights, a dominant diagonal (the
 // tolerance stop is met); `points` above 32 takes the kernel's large table.
 inline Stencil random_stencil(int dimension, unsigned seed, std::size_t points) {

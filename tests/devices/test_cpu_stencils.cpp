@@ -72,12 +72,7 @@ TEST(CpuStencils, ValuesThroughTheSubnormalsGiveTheReferenceBits) {
   Runtime runtime(testing_support::cpu_devices(2, 2));
   for (const Stencil& s : {Stencil::builtin("box9"), Stencil::builtin("star4"), random_stencil(2, 4)}) {
     for (Precision precision : {Precision::Float, Precision::Double}) {
-      Problem p = problem_of(s, precision, false, 0);
-      const double tiny = precision == Precision::Float ? 1e-37 : 1e-305;  // 10 to 100 times the least normal
-      p.boundary = Boundary::constant(-tiny);
-      p.source = s.dimension == 3 ? Source::from_function_3d([tiny](double x, double y, double z) { return tiny * (x - y + z); })
-                                  : Source::from_function([tiny](double x, double y) { return tiny * (x - y); });
-      p.stop.max_iterations = 40;
+      const Problem p = testing_support::through_subnormals(problem_of(s, precision, false, 0));
       SCOPED_TRACE(s.name + ", " + to_string(precision));
       testing_support::expect_reference(runtime, p, testing_support::uneven_plan(p, 2));
     }

@@ -68,13 +68,7 @@ TEST(GpuStencils, ValuesThroughTheSubnormalsGiveTheReferenceBits) {
     Runtime runtime(on(set));
     for (const std::string& name : {"box9", "star4"}) {
       for (Precision precision : {Precision::Float, Precision::Double}) {
-        const Stencil s = Stencil::builtin(name);
-        Problem p = problem_of(s, precision, false, 0);
-        const double tiny = precision == Precision::Float ? 1e-37 : 1e-305;  // 10 to 100 times the least normal
-        p.boundary = Boundary::constant(-tiny);
-        p.source = s.dimension == 3 ? Source::from_function_3d([tiny](double x, double y, double z) { return tiny * (x - y + z); })
-                                    : Source::from_function([tiny](double x, double y) { return tiny * (x - y); });
-        p.stop.max_iterations = 40;
+        const Problem p = testing_support::through_subnormals(problem_of(Stencil::builtin(name), precision, false, 0));
         SCOPED_TRACE(name + " on " + set + ", " + to_string(precision));
         expect_reference(runtime, p, uneven_plan(p, runtime.devices().size(), 1));
       }
