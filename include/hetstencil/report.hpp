@@ -42,11 +42,17 @@ struct HostReport {
   /// where not measured: /proc/stat unread, or a solve over processes, whose
   /// ranks on one node would count as others).
   HostLoad::Figures load;
-  /// host_canary_bytes_per_s() just after the iterations, and the profile's,
-  /// taken as its curves were measured (0: not taken, or the profile has none).
+  /// host_canary_bytes_per_s() just after the iterations, taken where the
+  /// measured iteration is kCanaryAfterErrorPercent or more off its prediction,
+  /// and the profile's, taken as its curves were measured (0: not taken, or
+  /// the profile has none).
   double canary_bytes_per_s = 0.0;
   double calibrated_canary_bytes_per_s = 0.0;
 };
+
+/// A solve whose measured iteration is this far (percent) from its prediction
+/// takes the host's canary after its iterations (HostReport).
+inline constexpr double kCanaryAfterErrorPercent = 10.0;
 
 /// Where the time of a solve went, per device and per phase, beside what the
 /// plan predicted (seconds).
