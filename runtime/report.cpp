@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 #include <spdlog/fmt/fmt.h>
-#include <spdlog/fmt/ranges.h>
 
 #include "core/schema.hpp"
 #include "hetstencil/report.hpp"
@@ -54,9 +53,6 @@ nlohmann::json or_null(const std::optional<double>& seconds) {
   return seconds ? nlohmann::json(*seconds) : nlohmann::json(nullptr);
 }
 
-// A figure that is 0 or less where it was not measured.
-nlohmann::json positive_or_null(double figure) { return figure > 0.0 ? nlohmann::json(figure) : nlohmann::json(nullptr); }
-
 }  // namespace
 
 double iteration_s(const Report& r) { return r.solve_s / static_cast<double>(std::max<std::int64_t>(r.iterations, 1)); }
@@ -74,22 +70,11 @@ double error_percent(double predicted, double measured) {
 }
 
 std::string host_disturbance(const Report& r) {
-  std::vector<std::string> said;
   const HostLoad::Figures& load = r.host.load;
-  if (load.others >= 0.0 && load.crowded()) {
-    said.push_back(fmt::format("other processes took {:.1f} cores while it ran ({:.1f} left idle)", load.others,
-                               load.idle));
-  }
-  const double now = r.host.canary_bytes_per_s, then = r.host.calibrated_canary_bytes_per_s;
-  if (now > 0.0 && then > 0.0 && canaries_apart(now, then)) {
-    said.push_back(fmt::format("its memory canary ran at {:.1f} GB/s after the iterations against {:.1f} GB/s as the "
-                               "profile was calibrated ({} now)",
-                               now / 1e9, then / 1e9, now < then ? "slower" : "faster"));
-  }
-  if (said.empty()) return "";
-  return fmt::format("the host was not as calibrated: {}; the measurement carries the host's state as much as the "
-                     "model's error",
-                     fmt::join(said, "; "));
+  if (load.others < 0.0 || !load.crowded()) return "";
+  return fmt::format("other processes took {:.1f} cores while it ran ({:.1f} left idle): the measurement carries "
+                     "them as much as the model's error",
+                     load.others, load.idle);
 }
 
 std::string format_report(const Report& r) {
@@ -176,8 +161,6 @@ std::string to_json(const Report& r, int indent) {
       {"host",
        {{"others_cores", r.host.load.others >= 0.0 ? nlohmann::json(r.host.load.others) : nlohmann::json(nullptr)},
         {"idle_cores", r.host.load.others >= 0.0 ? nlohmann::json(r.host.load.idle) : nlohmann::json(nullptr)},
-        {"canary_bytes_per_s", positive_or_null(r.host.canary_bytes_per_s)},
-        {"calibration_canary_bytes_per_s", positive_or_null(r.host.calibrated_canary_bytes_per_s)},
         {"disturbance", host_disturbance(r)}}},
   };
   stamp_schema(j, kReportSchema);

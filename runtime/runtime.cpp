@@ -1,7 +1,6 @@
 #include "hetstencil/runtime.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <mutex>
 #include <tuple>
 
@@ -330,24 +329,8 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
   std::vector<Device*> devices;
   if (!impl_->processes) {
     for (auto& d : impl_->devices) devices.push_back(d.get());
-    Result result = finished(
-        execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s}, nullptr, tuning), problem, plan);
-    // Where the measurement is off its prediction, the host's canary beside
-    // the calibration's says whether the host was (a few ms, and 32 MiB kept:
-    // a solve as predicted pays nothing).
-    double calibrated = 0.0;
-    {
-      const std::lock_guard<std::mutex> modelling(impl_->modelling);
-      if (const auto& stored = impl_->profile->profile()) calibrated = stored->canary_bytes_per_s;
-    }
-    const std::optional<double> predicted = predicted_iteration_s(result.report);
-    if (predicted && calibrated > 0.0) {
-      result.report.host.calibrated_canary_bytes_per_s = calibrated;
-      if (std::fabs(error_percent(*predicted, iteration_s(result.report))) > kCanaryAfterErrorPercent) {
-        result.report.host.canary_bytes_per_s = host_canary_bytes_per_s();
-      }
-    }
-    return result;
+    return finished(execute(problem, plan, devices, impl_->spins, ProgressWatch{watched, every_s}, nullptr, tuning),
+                    problem, plan);
   }
   // Every process's devices by index, ours in place and null for the others'.
   Spread spread{impl_->processes.get(), impl_->owner, {}, impl_->gpu_transport};

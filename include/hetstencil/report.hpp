@@ -42,17 +42,7 @@ struct HostReport {
   /// where not measured: /proc/stat unread, or a solve over processes, whose
   /// ranks on one node would count as others).
   HostLoad::Figures load;
-  /// host_canary_bytes_per_s() just after the iterations, taken where the
-  /// measured iteration is kCanaryAfterErrorPercent or more off its prediction,
-  /// and the profile's, taken as its curves were measured (0: not taken, or
-  /// the profile has none).
-  double canary_bytes_per_s = 0.0;
-  double calibrated_canary_bytes_per_s = 0.0;
 };
-
-/// A solve whose measured iteration is this far (percent) from its prediction
-/// takes the host's canary after its iterations (HostReport).
-inline constexpr double kCanaryAfterErrorPercent = 10.0;
 
 /// Where the time of a solve went, per device and per phase, beside what the
 /// plan predicted (seconds).
@@ -92,9 +82,8 @@ struct Report {
 };
 
 /// What `report.host` says against its measurement, in words ("" where the
-/// host was quiet and as calibrated): other processes crowding the solve's
-/// cores (HostLoad::Figures::crowded), or its canary kCanariesApart from the
-/// calibration's.
+/// host was quiet): other processes crowding the solve's cores
+/// (HostLoad::Figures::crowded).
 HETSTENCIL_API std::string host_disturbance(const Report& report);
 
 /// Seconds an iteration took: the solve's time over its iterations, checks included.

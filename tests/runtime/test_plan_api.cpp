@@ -196,9 +196,6 @@ TEST(PlanApi, ACalibratedPlanOnCpuDevicesReportsPredictedBesideMeasured) {
       << "the run went as planned (no tolerance): its total as predicted, its fixed time ("
       << plan.prediction->fixed_s << " s) included";
   ASSERT_TRUE(predicted_iteration_s(r.report));
-  EXPECT_GT(r.report.host.calibrated_canary_bytes_per_s, 0.0) << "the calibration's canary, beside the solve's";
-  const bool off = std::fabs(error_percent(*predicted_iteration_s(r.report), iteration_s(r.report))) > kCanaryAfterErrorPercent;
-  EXPECT_EQ(r.report.host.canary_bytes_per_s > 0.0, off) << "the host's canary is taken where the prediction is off";
   EXPECT_GE(r.report.host.load.others, 0.0) << "other processes' load over the iterations, from /proc/stat";
   EXPECT_GT(iteration_s(r.report), 0.0);
   EXPECT_EQ(r.report.split, plan.origin);
