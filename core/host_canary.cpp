@@ -26,6 +26,4 @@ double host_canary_bytes_per_s() {
   return 2.0 * static_cast<double>(part * threads) / median(seconds);
 }
 
-bool canaries_apart(double a, double b) { return a > kCanariesApart * b || b > kCanariesApart * a; }
-
 }  // namespace hetstencil

@@ -81,9 +81,8 @@ struct Report {
   HostReport host;                ///< the host as the solve ran
 };
 
-/// What `report.host` says against its measurement, in words ("" where the
-/// host was quiet): other processes crowding the solve's cores
-/// (HostLoad::Figures::crowded).
+/// In words, how other processes crowded the solve's cores
+/// (HostLoad::Figures::crowded of `report.host.load`); "" where they did not.
 HETSTENCIL_API std::string host_disturbance(const Report& report);
 
 /// Seconds an iteration took: the solve's time over its iterations, checks included.

@@ -19,14 +19,6 @@ HETSTENCIL_API double median(std::vector<double> values);
 /// calibration keeps the one it was taken beside.
 HETSTENCIL_API double host_canary_bytes_per_s();
 
-/// Two canaries this many times apart say the host was in another state at
-/// one than at the other: an H200 host's cores ran its CPU curve 1.7 times
-/// slower in one calibration than in the sweep a minute later, and every
-/// prediction from that calibration carried it.
-inline constexpr double kCanariesApart = 1.25;
-/// Whether canaries `a` and `b` (both > 0) are kCanariesApart or more apart.
-HETSTENCIL_API bool canaries_apart(double a, double b);
-
 /// What other processes take of the host's CPUs while a measurement runs,
 /// from /proc/stat (every process, and time the hypervisor stole) less this
 /// process's own CPU time: started when constructed, read with since_start().

@@ -426,8 +426,8 @@ TEST(StencilModel, AStencilNeverMeasuredIsEstimatedFromTheNearestAndSaysSo) {
       << "nothing measured in float";
 }
 
-// A GPU's generic kernel is bound by memory: another stencil's time per cell
-// as it was measured, scaled only by the grids a cell reads.
+// A GPU's generic kernel is bound by memory: another stencil's time per cell,
+// scaled only by the grids a cell reads.
 TEST(StencilModel, AGpuEstimatesFromAnotherGenericStencilNeverFromPoisson5) {
   Profile profile = cpu_profile();
   DeviceProfile& gpu = profile.devices.at("gpu0");

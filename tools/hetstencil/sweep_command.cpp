@@ -46,6 +46,11 @@ struct SweepOptions {
 // neighbour's build, another job) and took cores the run wanted: the run is
 // re-measured once, and its point marked when it is disturbed again.
 constexpr double kDisturbedBelow = 0.8;
+// The sweep's canaries this many times faster or slower than the one its
+// profile's calibration took: the host was in another state then (an H200
+// host's cores ran its CPU curve 1.7 times slower in one calibration than in
+// the sweep a minute later), and every prediction carries it.
+constexpr double kCalibratedApart = 1.25;
 
 struct Point {
   std::string kind;  // "sweep" or "model"
@@ -289,7 +294,7 @@ int run_sweep(const SweepOptions& o) {
   const std::optional<MachineProfile> stored =
       runtime.profile_path().empty() ? std::nullopt : MachineProfile::load(runtime.profile_path());
   const double calibrated = stored ? stored->canary_bytes_per_s() : 0.0;
-  if (calibrated > 0.0 && canaries_apart(canary, calibrated)) {
+  if (calibrated > 0.0 && (canary > kCalibratedApart * calibrated || canary * kCalibratedApart < calibrated)) {
     fmt::print("the host's canary ran at {:.1f} GB/s in this sweep and at {:.1f} GB/s as the profile was calibrated: "
                "the host was {} then, and every prediction carries it (hetstencil calibrate measures it as it is now)\n",
                canary / 1e9, calibrated / 1e9, canary > calibrated ? "slower" : "faster");
