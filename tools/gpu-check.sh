@@ -7,7 +7,8 @@
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # tune: hetstencil tune of each stencil on gpu0 (16384^2, 512^3) and cpu0 (4096^2, 256^3), float and
-# double, a few seconds each, then bench stencils on each: the tuned sweep beside the default one.
+# double, a few seconds each, then bench stencils on each: the tuned sweep beside the default one
+# (TUNE_DEVICES=gpu0: the GPU's alone).
 # processes: CPU ranks over TCP loopback (mpirun --mca btl tcp,self --bind-to core, 2 and 4 ranks of one thread,
 # rows of 256 and 65536 doubles): the per-iteration prediction beside the measurement; on 2+ GPUs the GPU ranks' bitwise tests (ctest MpiGpuSolve).
 # ranks: on 2+ GPUs, float 16384^2, 1000 iterations, the residual at the end and every iteration: one
@@ -133,7 +134,7 @@ if want tune; then
   mkdir -p "$XDG_CACHE_HOME"
   stencils_2d=box9,examples/stencils/cross9.json
   stencils_3d=poisson7,box27,star4,examples/stencils/star2_3d.json
-  for device in gpu0 cpu0; do
+  for device in ${TUNE_DEVICES:-gpu0 cpu0}; do
     size_2d=(--nx 16384 --ny 16384)
     size_3d=(--nx 512 --ny 512 --nz 512)
     [[ $device == cpu* ]] && size_2d=(--nx 4096 --ny 4096) && size_3d=(--nx 256 --ny 256 --nz 256)

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <set>
 #include <tuple>
 #include <type_traits>
 #include <vector>
@@ -73,6 +75,326 @@ std::string quotient_source(double diagonal) {
       literal(q.high, type));
 }
 
+// A kernel's source, line by line.
+class Source {
+ public:
+  void line(const std::string& text) {
+    text_ += text;
+    text_ += '\n';
+  }
+  void add(const std::string& text) { text_ += text; }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+// The points as the kernel walks the slab: along the split axis (the march),
+// and within a unit (2-D: a row, all at row 0).
+std::vector<Term> terms_of(const Stencil& stencil) {
+  std::vector<Term> terms;
+  for (const StencilPoint& p : stencil.points) {
+    terms.push_back(stencil.dimension == 3 ? Term{p.dz, p.dy, p.dx, p.weight} : Term{p.dy, 0, p.dx, p.weight});
+  }
+  return terms;
+}
+
+const char* type_of(Precision precision) { return precision == Precision::Float ? "float" : "double"; }
+
+// The types and the quotient.
+void open_kernel(Source& s, const Stencil& stencil, Precision precision, const SweepShape& shape, const char* how) {
+  const int lines = stencil.dimension == 3 ? shape.lines : 1;
+  s.line(fmt::format("// hetstencil: the sweep of the stencil '{}' in {} ({}): {} warps, {} columns and {} lines a thread",
+                     stencil.name, type_of(precision), how, shape.warps, shape.columns, lines));
+  s.line(fmt::format("typedef {} T;", type_of(precision)));
+  s.line("typedef long long i64;");
+  s.add(precision == Precision::Float ? quotient_source<float>(stencil.diagonal) : quotient_source<double>(stencil.diagonal));
+}
+
+// The entry point up to its opening brace.
+void open_entry(Source& s, const SweepShape& shape) {
+  s.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}(", 32 * shape.warps, kSweepEntry));
+  s.line("    const T* __restrict__ in, T* __restrict__ out, const T* __restrict__ sf, i64 spike,");
+  s.line("    i64 unit_begin, i64 unit_end, i64 units_per_block, i64 nx, i64 lines, i64 cols, i64 unit_values, i64 depth) {");
+}
+
+// One step's update of a thread's cells (column k, line c): the terms in the
+// description's order, each read by `value`, plus the source, divided by the
+// diagonal (once more for all cells where a quotient fell outside its range),
+// stored where `keep` says; `cell` is the cell's index in the slab.
+void update_cells(Source& s, const Stencil& stencil, const std::vector<Term>& terms, Precision precision, int columns,
+                  int lines, const std::function<std::string(int k, int c, const Term& t)>& value,
+                  const std::function<std::string(int k, int c)>& cell, const std::function<std::string(int k, int c)>& keep) {
+  const char* type = type_of(precision);
+  s.line("    bool slow = false;");
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) {
+      const std::string sum = fmt::format("s{}_{}", k, c);
+      for (std::size_t i = 0; i < terms.size(); ++i) {
+        const std::string product = literal(terms[i].weight, type) + " * " + value(k, c, terms[i]);
+        s.line(i == 0 ? fmt::format("    T {} = {};", sum, product) : fmt::format("    {0} = {0} + {1};", sum, product));
+      }
+      s.line(fmt::format("    const i64 cell{0}_{1} = {2};", k, c, cell(k, c)));
+      s.line(fmt::format("    const T a{0}_{1} = {2} + (sf ? __ldg(sf + cell{0}_{1}) : (cell{0}_{1} == spike ? (T)1 : (T)0));", k, c, sum));
+      s.line(fmt::format("    T o{0}_{1} = quotient(a{0}_{1}, slow);", k, c));
+    }
+  }
+  s.line("    if (slow) {");
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) s.line(fmt::format("      o{0}_{1} = a{0}_{1} / {2};", k, c, literal(stencil.diagonal, type)));
+  }
+  s.line("    }");
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) s.line(fmt::format("    if ({2}) out[cell{0}_{1}] = o{0}_{1};", k, c, keep(k, c)));
+  }
+}
+
+// Every value a thread reads stays in its registers from its first use to
+// its last, passed from unit to unit as the march moves on.
+std::string register_sweep(const Stencil& stencil, Precision precision, const SweepShape& shape) {
+  const bool three_d = stencil.dimension == 3;
+  const int radius = stencil.radius();
+  const int lines = three_d ? shape.lines : 1;
+  const int columns = shape.columns;
+  const std::vector<Term> terms = terms_of(stencil);
+  std::map<Position, Reach> reach;
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) {
+      for (const Term& t : terms) {
+        const int slot = t.march + radius;
+        auto [it, fresh] = reach.try_emplace(Position{k, t.dx, c + t.row}, Reach{slot, slot});
+        if (!fresh) {
+          it->second.lowest = std::min(it->second.lowest, slot);
+          it->second.highest = std::max(it->second.highest, slot);
+        }
+      }
+    }
+  }
+
+  Source s;
+  open_kernel(s, stencil, precision, shape, "registers");
+  open_entry(s, shape);
+  if (three_d) {
+    s.line(fmt::format("  const i64 first = (i64)blockIdx.x * {} + threadIdx.x;", 32 * columns));
+    s.line(fmt::format("  i64 y = ((i64)blockIdx.y * {} + threadIdx.y) * {};", shape.warps, lines));
+    s.line("  if (y >= lines) return;");
+    // The last group of lines overlaps the one before it rather than reading
+    // past the plane: its cells are computed twice, with the same bits.
+    s.line(fmt::format("  if (y + {} > lines) y = lines - {};", lines, lines));
+    s.line("  const i64 zb = unit_begin + (i64)blockIdx.z * units_per_block;");
+  } else {
+    s.line(fmt::format("  const i64 first = ((i64)blockIdx.x * {} + threadIdx.y) * {} + threadIdx.x;", shape.warps, 32 * columns));
+    s.line("  if (first - (i64)threadIdx.x >= nx) return;");
+    s.line("  const i64 zb = unit_begin + (i64)blockIdx.y * units_per_block;");
+  }
+  s.line("  if (zb >= unit_end) return;");
+  s.line("  const i64 ze = zb + units_per_block < unit_end ? zb + units_per_block : unit_end;");
+  // A cell past the line's end reads the line's last cell, so that the warp's
+  // loads stay in step, and stores nothing.
+  for (int k = 0; k < columns; ++k) {
+    s.line(fmt::format("  const bool keep{0} = first + {1} < nx;", k, 32 * k));
+    s.line(fmt::format("  const i64 x{0} = keep{0} ? first + {1} : nx - 1;", k, 32 * k));
+  }
+  s.line(fmt::format("  i64 at = zb * unit_values + {}depth;", three_d ? "(depth + y) * cols + " : ""));
+  s.line("  const T* p = in + at;");
+  s.line("  const i64 U = unit_values, C = cols;");
+  auto load = [&](int march, const Position& pos) {
+    return fmt::format("__ldg(p + ({} * U + {} * C + {} + x{}))", march, pos.row, pos.dx, pos.column);
+  };
+  for (const auto& [pos, r] : reach) {
+    for (int slot = r.lowest; slot <= r.highest; ++slot) {
+      s.line(fmt::format("  T {} = {};", var(slot, pos), load(slot - radius, pos)));
+    }
+  }
+  s.line("  for (i64 z = zb;;) {");
+  s.line("    const bool more = z + 1 < ze;");
+  for (const auto& [pos, r] : reach) {
+    s.line(fmt::format("    const T {} = more ? {} : (T)0;", ahead(pos), load(r.highest - radius + 1, pos)));
+  }
+  update_cells(
+      s, stencil, terms, precision, columns, lines,
+      [&](int k, int c, const Term& t) { return var(t.march + radius, Position{k, t.dx, c + t.row}); },
+      [](int k, int c) { return fmt::format("at + {} * C + x{}", c, k); }, [](int k, int) { return fmt::format("keep{}", k); });
+  s.line("    if (!more) break;");
+  s.line("    ++z;");
+  s.line("    at += U;");
+  s.line("    p += U;");
+  for (const auto& [pos, r] : reach) {
+    for (int slot = r.lowest; slot < r.highest; ++slot) s.line(fmt::format("    {} = {};", var(slot, pos), var(slot + 1, pos)));
+    s.line(fmt::format("    {} = {};", var(r.highest, pos), ahead(pos)));
+  }
+  s.line("  }");
+  s.line("}");
+  return s.text();
+}
+
+// What a block may declare of shared memory without asking for more at launch.
+constexpr std::size_t kStaticSharedBytes = 48 * 1024;
+
+// A block's tile of a unit (32 x columns cells of warps x lines lines in 3-D;
+// 32 x columns x warps cells of a row in 2-D) and the halo its cells read
+// there go through shared memory, one unit a step; the values of a thread's
+// own cells in the units before and after (the points straight along the
+// split axis) stay in its registers. A neighbour along the line or across
+// lines is then loaded once by the block, not once by each thread that reads
+// it: what large radii and 27 points need.
+std::string shared_sweep(const Stencil& stencil, Precision precision, const SweepShape& shape) {
+  const bool three_d = stencil.dimension == 3;
+  const int radius = stencil.radius();
+  const int lines = three_d ? shape.lines : 1;
+  const int columns = shape.columns;
+  const int tile_x = 32 * columns * (three_d ? 1 : shape.warps);
+  const int tile_y = three_d ? shape.warps * lines : 1;
+  const int pitch = tile_x + 2 * radius;
+  const int ring_y = three_d ? radius : 0;  // a 2-D unit is one line: nothing above or below it
+  const int tile_rows = tile_y + 2 * ring_y;
+  const std::vector<Term> terms = terms_of(stencil);
+  auto in_column = [](const Term& t) { return t.row == 0 && t.dx == 0; };
+  // The units (march offsets) read through shared memory, and those a thread
+  // keeps in registers: its own column's, and the newest shared one, which
+  // it writes to the tile.
+  std::set<int> shared_units, own_units;
+  for (const Term& t : terms) (in_column(t) ? own_units : shared_units).insert(t.march);
+  const bool tiled = !shared_units.empty();
+  const int low = tiled ? *shared_units.begin() : 0;
+  const int high = tiled ? *shared_units.rbegin() : 0;
+  if (tiled) own_units.insert(high);
+  const int own_low = *own_units.begin();
+  const int own_high = *own_units.rbegin();
+  // One slot more than the units a step reads, so that a step writes the
+  // next unit while slower threads still read the oldest: one barrier a step.
+  const int slots = tiled ? high - low + 2 : 0;
+  const std::size_t value_bytes = precision == Precision::Float ? sizeof(float) : sizeof(double);
+  if (static_cast<std::size_t>(slots) * tile_rows * pitch * value_bytes > kStaticSharedBytes) {
+    return register_sweep(stencil, precision, shape);
+  }
+
+  // The halo of a tile: the cells outside it that its cells read in a unit,
+  // shared among the block's threads.
+  std::vector<std::pair<int, int>> halo;
+  for (int hy = -ring_y; hy < tile_y + ring_y; ++hy) {
+    for (int hx = -radius; hx < tile_x + radius; ++hx) {
+      if (hx >= 0 && hx < tile_x && hy >= 0 && hy < tile_y) continue;
+      const bool read = std::any_of(terms.begin(), terms.end(), [&](const Term& t) {
+        const int x = hx - t.dx, y = hy - t.row;
+        return !in_column(t) && x >= 0 && x < tile_x && y >= 0 && y < tile_y;
+      });
+      if (read) halo.emplace_back(hx, hy);
+    }
+  }
+  const int threads = 32 * shape.warps;
+  const int per_thread = static_cast<int>((halo.size() + threads - 1) / threads);
+
+  Source s;
+  open_kernel(s, stencil, precision, shape, "shared memory");
+  if (!halo.empty()) {
+    std::string xs, ys;
+    for (const auto& [x, y] : halo) {
+      xs += fmt::format("{},", x);
+      ys += fmt::format("{},", y);
+    }
+    s.line(fmt::format("__constant__ short halo_x[{}] = {{{}}};", halo.size(), xs));
+    s.line(fmt::format("__constant__ short halo_y[{}] = {{{}}};", halo.size(), ys));
+  }
+  open_entry(s, shape);
+  if (tiled) s.line(fmt::format("  __shared__ T tile[{}][{}];", slots, tile_rows * pitch));
+  s.line(fmt::format("  const i64 x0 = (i64)blockIdx.x * {};", tile_x));
+  s.line(three_d ? fmt::format("  const i64 y0 = (i64)blockIdx.y * {};", tile_y) : "  const i64 y0 = 0;");
+  s.line(fmt::format("  const i64 zb = unit_begin + (i64)blockIdx.{} * units_per_block;", three_d ? "z" : "y"));
+  s.line("  if (zb >= unit_end) return;");
+  s.line("  const i64 ze = zb + units_per_block < unit_end ? zb + units_per_block : unit_end;");
+  s.line("  const i64 U = unit_values, C = cols;");
+  // Reads stop at the ring's last cell (line): a tile that hangs over the
+  // slab's edge computes cells it does not store, from values no stored cell reads.
+  s.line("  const i64 x_end = nx - 1 + depth, y_end = lines - 1 + depth;");
+  s.line(three_d ? "  i64 at = zb * U + (depth + y0) * C + depth + x0;" : "  i64 at = zb * U + depth + x0;");
+  s.line("  const T* p = in + at;");
+  for (int k = 0; k < columns; ++k) {
+    s.line(fmt::format("  const int lx{0} = {1}{2} + threadIdx.x;", k, 32 * k,
+                       three_d ? "" : fmt::format(" + threadIdx.y * {}", 32 * columns)));
+    s.line(fmt::format("  const bool keepx{0} = x0 + lx{0} < nx;", k));
+    s.line(fmt::format("  const i64 gx{0} = (x0 + lx{0} < x_end ? x0 + lx{0} : x_end) - x0;", k));
+  }
+  for (int c = 0; c < lines; ++c) {
+    s.line(three_d ? fmt::format("  const int ly{0} = threadIdx.y * {1} + {0};", c, lines) : fmt::format("  const int ly{} = 0;", c));
+    s.line(three_d ? fmt::format("  const bool keepy{0} = y0 + ly{0} < lines;", c) : fmt::format("  const bool keepy{} = true;", c));
+    s.line(three_d ? fmt::format("  const i64 gy{0} = (y0 + ly{0} < y_end ? y0 + ly{0} : y_end) - y0;", c)
+                   : fmt::format("  const i64 gy{} = 0;", c));
+  }
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) {
+      s.line(fmt::format("  const i64 g{0}_{1} = gy{1} * C + gx{0};", k, c));
+      s.line(fmt::format("  const int t{0}_{1} = (ly{1} + {2}) * {3} + lx{0} + {4};", k, c, ring_y, pitch, radius));
+    }
+  }
+  auto own = [](int k, int c, int unit) { return fmt::format("q{}_{}_{}", k, c, unit + 8); };
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) {
+      for (int m = own_low; m <= own_high; ++m) s.line(fmt::format("  T {} = __ldg(p + ({} * U + g{}_{}));", own(k, c, m), m, k, c));
+    }
+  }
+  if (per_thread > 0) {
+    s.line("  const int thread = threadIdx.y * 32 + threadIdx.x;");
+    for (int h = 0; h < per_thread; ++h) {
+      s.line(fmt::format("  const int i{0} = thread + {1};", h, h * threads));
+      s.line(fmt::format("  const bool has{0} = i{0} < {1};", h, halo.size()));
+      s.line(fmt::format("  const int hx{0} = has{0} ? halo_x[i{0}] : 0, hy{0} = has{0} ? halo_y[i{0}] : 0;", h));
+      s.line(fmt::format("  const i64 e{0} = ((y0 + hy{0} < y_end ? y0 + hy{0} : y_end) - y0) * C + "
+                         "(x0 + hx{0} < x_end ? x0 + hx{0} : x_end) - x0;", h));
+      s.line(fmt::format("  const int th{0} = (hy{0} + {1}) * {2} + hx{0} + {3};", h, ring_y, pitch, radius));
+      s.line(fmt::format("  T h{0} = has{0} ? __ldg(p + ({1} * U + e{0})) : (T)0;", h, high));
+    }
+  }
+  // The units below the newest one that the first step reads.
+  for (int m = low; m < high; ++m) {
+    for (int k = 0; k < columns; ++k) {
+      for (int c = 0; c < lines; ++c) s.line(fmt::format("  tile[{}][t{}_{}] = __ldg(p + ({} * U + g{}_{}));", m - low, k, c, m, k, c));
+    }
+    for (int h = 0; h < per_thread; ++h) s.line(fmt::format("  if (has{0}) tile[{1}][th{0}] = __ldg(p + ({2} * U + e{0}));", h, m - low, m));
+  }
+  s.line("  int slot = 0;");
+  s.line("  for (i64 z = zb;;) {");
+  s.line("    const bool more = z + 1 < ze;");
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) s.line(fmt::format("    const T n{0}_{1} = more ? __ldg(p + ({2} * U + g{0}_{1})) : (T)0;", k, c, own_high + 1));
+  }
+  for (int h = 0; h < per_thread; ++h) s.line(fmt::format("    const T nh{0} = more && has{0} ? __ldg(p + ({1} * U + e{0})) : (T)0;", h, high + 1));
+  // The slot of unit z + m: (slot + m - low) mod slots.
+  auto slot_of = [](int m) { return fmt::format("slot{}", m + 8); };
+  if (tiled) {
+    for (int m = low; m <= high; ++m) {
+      s.line(fmt::format("    const int {0} = slot + {1} < {2} ? slot + {1} : slot + {1} - {2};", slot_of(m), m - low, slots));
+    }
+    for (int k = 0; k < columns; ++k) {
+      for (int c = 0; c < lines; ++c) s.line(fmt::format("    tile[{}][t{}_{}] = {};", slot_of(high), k, c, own(k, c, high)));
+    }
+    for (int h = 0; h < per_thread; ++h) s.line(fmt::format("    if (has{0}) tile[{1}][th{0}] = h{0};", h, slot_of(high)));
+    s.line("    __syncthreads();");
+  }
+  update_cells(
+      s, stencil, terms, precision, columns, lines,
+      [&](int k, int c, const Term& t) {
+        return in_column(t) ? own(k, c, t.march) : fmt::format("tile[{}][t{}_{} + {}]", slot_of(t.march), k, c, t.row * pitch + t.dx);
+      },
+      [](int k, int c) { return fmt::format("at + g{}_{}", k, c); },
+      [](int k, int c) { return fmt::format("keepx{} && keepy{}", k, c); });
+  s.line("    if (!more) break;");
+  s.line("    ++z;");
+  s.line("    at += U;");
+  s.line("    p += U;");
+  if (tiled) s.line(fmt::format("    slot = slot + 1 < {0} ? slot + 1 : 0;", slots));
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) {
+      for (int m = own_low; m < own_high; ++m) s.line(fmt::format("    {} = {};", own(k, c, m), own(k, c, m + 1)));
+      s.line(fmt::format("    {} = n{}_{};", own(k, c, own_high), k, c));
+    }
+  }
+  for (int h = 0; h < per_thread; ++h) s.line(fmt::format("    h{0} = nh{0};", h));
+  s.line("  }");
+  s.line("}");
+  return s.text();
+}
+
 }  // namespace
 
 SweepShape SweepShape::default_for(int dimension) {
@@ -92,114 +414,7 @@ SweepShape SweepShape::default_for(int dimension) {
 }
 
 std::string sweep_kernel_source(const Stencil& stencil, Precision precision, const SweepShape& shape) {
-  const bool three_d = stencil.dimension == 3;
-  const int radius = stencil.radius();
-  const int lines = three_d ? shape.lines : 1;
-  const int columns = shape.columns;
-  const char* type = precision == Precision::Float ? "float" : "double";
-
-  std::vector<Term> terms;
-  for (const StencilPoint& p : stencil.points) {
-    terms.push_back(three_d ? Term{p.dz, p.dy, p.dx, p.weight} : Term{p.dy, 0, p.dx, p.weight});
-  }
-  std::map<Position, Reach> reach;
-  for (int k = 0; k < columns; ++k) {
-    for (int c = 0; c < lines; ++c) {
-      for (const Term& t : terms) {
-        const int slot = t.march + radius;
-        auto [it, fresh] = reach.try_emplace(Position{k, t.dx, c + t.row}, Reach{slot, slot});
-        if (!fresh) {
-          it->second.lowest = std::min(it->second.lowest, slot);
-          it->second.highest = std::max(it->second.highest, slot);
-        }
-      }
-    }
-  }
-
-  std::string s;
-  auto line = [&s](const std::string& text) {
-    s += text;
-    s += '\n';
-  };
-  line(fmt::format("// hetstencil: the sweep of the stencil '{}' in {}: {} warps, {} columns and {} lines a thread",
-                   stencil.name, type, shape.warps, columns, lines));
-  line(fmt::format("typedef {} T;", type));
-  line("typedef long long i64;");
-  s += precision == Precision::Float ? quotient_source<float>(stencil.diagonal) : quotient_source<double>(stencil.diagonal);
-  line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}) {}(", 32 * shape.warps, kSweepEntry));
-  line("    const T* __restrict__ in, T* __restrict__ out, const T* __restrict__ sf, i64 spike,");
-  line("    i64 unit_begin, i64 unit_end, i64 units_per_block, i64 nx, i64 lines, i64 cols, i64 unit_values, i64 depth) {");
-  if (three_d) {
-    line(fmt::format("  const i64 first = (i64)blockIdx.x * {} + threadIdx.x;", 32 * columns));
-    line(fmt::format("  i64 y = ((i64)blockIdx.y * {} + threadIdx.y) * {};", shape.warps, lines));
-    line("  if (y >= lines) return;");
-    // The last group of lines overlaps the one before it rather than reading
-    // past the plane: its cells are computed twice, with the same bits.
-    line(fmt::format("  if (y + {} > lines) y = lines - {};", lines, lines));
-    line("  const i64 zb = unit_begin + (i64)blockIdx.z * units_per_block;");
-  } else {
-    line(fmt::format("  const i64 first = ((i64)blockIdx.x * {} + threadIdx.y) * {} + threadIdx.x;", shape.warps, 32 * columns));
-    line("  if (first - (i64)threadIdx.x >= nx) return;");
-    line("  const i64 zb = unit_begin + (i64)blockIdx.y * units_per_block;");
-  }
-  line("  if (zb >= unit_end) return;");
-  line("  const i64 ze = zb + units_per_block < unit_end ? zb + units_per_block : unit_end;");
-  // A cell past the line's end reads the line's last cell, so that the warp's
-  // loads stay in step, and stores nothing.
-  for (int k = 0; k < columns; ++k) {
-    line(fmt::format("  const bool keep{0} = first + {1} < nx;", k, 32 * k));
-    line(fmt::format("  const i64 x{0} = keep{0} ? first + {1} : nx - 1;", k, 32 * k));
-  }
-  line(fmt::format("  i64 at = zb * unit_values + {}depth;", three_d ? "(depth + y) * cols + " : ""));
-  line("  const T* p = in + at;");
-  line("  const i64 U = unit_values, C = cols;");
-  auto load = [&](int march, const Position& pos) {
-    return fmt::format("__ldg(p + ({} * U + {} * C + {} + x{}))", march, pos.row, pos.dx, pos.column);
-  };
-  for (const auto& [pos, r] : reach) {
-    for (int slot = r.lowest; slot <= r.highest; ++slot) {
-      line(fmt::format("  T {} = {};", var(slot, pos), load(slot - radius, pos)));
-    }
-  }
-  line("  for (i64 z = zb;;) {");
-  line("    const bool more = z + 1 < ze;");
-  for (const auto& [pos, r] : reach) {
-    line(fmt::format("    const T {} = more ? {} : (T)0;", ahead(pos), load(r.highest - radius + 1, pos)));
-  }
-  line("    bool slow = false;");
-  for (int k = 0; k < columns; ++k) {
-    for (int c = 0; c < lines; ++c) {
-      const std::string sum = fmt::format("s{}_{}", k, c);
-      for (std::size_t i = 0; i < terms.size(); ++i) {
-        const Term& t = terms[i];
-        const std::string product =
-            literal(t.weight, type) + " * " + var(t.march + radius, Position{k, t.dx, c + t.row});
-        line(i == 0 ? fmt::format("    T {} = {};", sum, product) : fmt::format("    {0} = {0} + {1};", sum, product));
-      }
-      line(fmt::format("    const i64 cell{0}_{1} = at + {1} * C + x{0};", k, c));
-      line(fmt::format("    const T a{0}_{1} = {2} + (sf ? __ldg(sf + cell{0}_{1}) : (cell{0}_{1} == spike ? (T)1 : (T)0));", k, c, sum));
-      line(fmt::format("    T o{0}_{1} = quotient(a{0}_{1}, slow);", k, c));
-    }
-  }
-  line("    if (slow) {");
-  for (int k = 0; k < columns; ++k) {
-    for (int c = 0; c < lines; ++c) line(fmt::format("      o{0}_{1} = a{0}_{1} / {2};", k, c, literal(stencil.diagonal, type)));
-  }
-  line("    }");
-  for (int k = 0; k < columns; ++k) {
-    for (int c = 0; c < lines; ++c) line(fmt::format("    if (keep{0}) out[cell{0}_{1}] = o{0}_{1};", k, c));
-  }
-  line("    if (!more) break;");
-  line("    ++z;");
-  line("    at += U;");
-  line("    p += U;");
-  for (const auto& [pos, r] : reach) {
-    for (int slot = r.lowest; slot < r.highest; ++slot) line(fmt::format("    {} = {};", var(slot, pos), var(slot + 1, pos)));
-    line(fmt::format("    {} = {};", var(r.highest, pos), ahead(pos)));
-  }
-  line("  }");
-  line("}");
-  return s;
+  return shape.shared ? shared_sweep(stencil, precision, shape) : register_sweep(stencil, precision, shape);
 }
 
 }  // namespace hetstencil::cuda

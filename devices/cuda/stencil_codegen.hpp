@@ -3,8 +3,10 @@
 // weights are constants of the code, so the compiler sees every load: each
 // thread keeps the values its cells share in registers (the lines of its own
 // cells, and the units it marches through along the split axis), and loads
-// each value of the grid about once; it divides by the diagonal as
-// core/quotient.hpp does. See docs/stencils.md, "How GPUs run a stencil".
+// each value of the grid about once, or a block loads its tile of each unit
+// and the tile's halo into shared memory once (SweepShape::shared); it
+// divides by the diagonal as core/quotient.hpp does. See docs/stencils.md,
+// "How GPUs run a stencil".
 #pragma once
 
 #include <string>
@@ -20,13 +22,19 @@ struct SweepShape {
   int columns = 1;  ///< cells each thread updates along x, 32 apart (more loads in flight)
   int lines = 4;    ///< 3-D: neighbouring lines each thread updates (their shared values stay in registers); 1 in 2-D
   int units = 32;   ///< units (rows in 2-D, planes in 3-D) a block marches through; a launch parameter
+  /// Whether a block's tile of each unit goes through shared memory (neighbours
+  /// within a unit loaded once a block), else every value stays in the registers
+  /// of the threads that read it (loaded once a thread).
+  bool shared = false;
 
   /// The shape used unless tuned. Measured on an H100 (bench stencils, float
   /// and double, 16384^2 and 512^3; docs/stencils.md): in 2-D, 2 warps of 2
   /// columns over 16 rows; in 3-D, 4 warps of 4 lines over 32 planes.
   static SweepShape default_for(int dimension);
 
-  bool operator==(const SweepShape& o) const { return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units; }
+  bool operator==(const SweepShape& o) const {
+    return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units && shared == o.shared;
+  }
 };
 
 /// The kernel's entry point in the generated source (extern "C").

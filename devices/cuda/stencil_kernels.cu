@@ -198,9 +198,9 @@ struct StencilCode<T>::Generated {
   RuntimeKernel kernel;
 
   // Whether it sweeps `pass`: a plain sweep, in 3-D of planes with at least
-  // the lines a thread updates.
+  // the lines a thread updates unless it tiles them in shared memory.
   bool takes(const StencilSlab& slab, const StencilPass<T>& pass) const {
-    return pass.out && pass.check_end <= pass.check_begin && (!slab.three_d || slab.lines >= shape.lines);
+    return pass.out && pass.check_end <= pass.check_begin && (!slab.three_d || shape.shared || slab.lines >= shape.lines);
   }
 
   void launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const {

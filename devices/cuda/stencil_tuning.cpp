@@ -7,6 +7,7 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   if (job.stencil.variable) return {};
   const SweepShape d = SweepShape::default_for(job.stencil.dimension);
   std::vector<Tunable> out = {{"generated", {0, 1}, 1},
+                              {"shared", {0, 1}, d.shared ? 1 : 0},
                               {"warps", {1, 2, 4, 8}, d.warps},
                               {"columns", {1, 2, 4}, d.columns},
                               {"units", {8, 16, 32, 64}, d.units}};
@@ -25,6 +26,7 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   }
   const auto value = [&](const char* name) { return tuned_value(job.tuning, parameters, name); };
   c.generated = value("generated") == 1;
+  c.shape.shared = value("shared") == 1;
   c.shape.warps = value("warps");
   c.shape.columns = value("columns");
   c.shape.units = value("units");

@@ -36,7 +36,10 @@ std::vector<Stencil> stencils() {
 }
 
 std::vector<SweepShape> shapes(int dimension) {
-  return {SweepShape::default_for(dimension), SweepShape{8, 3, 1, 7}, SweepShape{1, 1, 2, 5}};
+  SweepShape shared = SweepShape::default_for(dimension);
+  shared.shared = true;
+  return {SweepShape::default_for(dimension), SweepShape{8, 3, 1, 7}, SweepShape{1, 1, 2, 5}, shared,
+          SweepShape{8, 3, 1, 7, true}, SweepShape{1, 1, 2, 5, true}};
 }
 
 // NVRTC's verdict on `source`, compiled as the library compiles it, with its
