@@ -54,6 +54,9 @@ struct Tunable {
   std::string name;
   std::vector<int> values;
   int default_value = 0;
+  /// Whether its values pick different kernels, each with its own best values
+  /// of the other parameters: the tuner searches from each of them.
+  bool family = false;
 };
 
 /// Kernel parameter values by Tunable::name; a parameter not named takes its default.

@@ -66,32 +66,53 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
   const Measured defaults = timed({});
   out.default_s = out.tuned_s = defaults.median_s;
   out.spread_s = defaults.spread_s;
+  // The searches start from the defaults and from each other value of a
+  // parameter that picks a kernel, each with an equal share of the budget left.
+  std::vector<Tuning> starts = {Tuning{}};
+  for (const Tunable& t : tunables) {
+    if (!t.family) continue;
+    for (int v : t.values) {
+      if (v != t.default_value) starts.push_back({{t.name, v}});
+    }
+  }
   Tuning best;
   Measured best_m = defaults;
-  for (int round = 0; round < 2; ++round) {
-    bool moved = false;
-    for (const Tunable& t : tunables) {
-      const int current = tuned_value(best, t);
-      Tuning round_best = best;
-      for (int v : t.values) {
-        if (v == current) continue;
-        if (used() + last_cost > options.budget_s) {
-          out.out_of_time = true;
-          break;
+  for (std::size_t i = 0; i < starts.size() && !out.out_of_time; ++i) {
+    const double until = used() + (options.budget_s - used()) / static_cast<double>(starts.size() - i);
+    const auto fits = [&] {
+      out.out_of_time = out.out_of_time || used() + last_cost > until;
+      return !out.out_of_time;
+    };
+    if (i > 0 && !fits()) break;
+    Tuning start_best = starts[i];
+    Measured start_m = i == 0 ? defaults : timed(starts[i]);
+    for (int round = 0; round < 2 && !out.out_of_time; ++round) {
+      bool moved = false;
+      for (const Tunable& t : tunables) {
+        if (t.family) continue;
+        const int current = tuned_value(start_best, t);
+        Tuning round_best = start_best;
+        for (int v : t.values) {
+          if (v == current) continue;
+          if (!fits()) break;
+          Tuning candidate = start_best;
+          candidate[t.name] = v;
+          const Measured m = timed(candidate);
+          if (beats(m, start_m)) {
+            start_m = m;
+            round_best = candidate;
+          }
         }
-        Tuning candidate = best;
-        candidate[t.name] = v;
-        const Measured m = timed(candidate);
-        if (beats(m, best_m)) {
-          best_m = m;
-          round_best = candidate;
-        }
+        moved = moved || round_best != start_best;
+        start_best = round_best;
+        if (out.out_of_time) break;
       }
-      moved = moved || round_best != best;
-      best = round_best;
-      if (out.out_of_time) break;
+      if (!moved) break;
     }
-    if (!moved || out.out_of_time) break;
+    if (beats(start_m, best_m)) {
+      best_m = start_m;
+      best = start_best;
+    }
   }
   out.chosen = changed(tunables, best);
   if (out.chosen.empty()) return out;

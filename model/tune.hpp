@@ -40,7 +40,10 @@ struct TuneOutcome {
 /// A coordinate search from the defaults: each parameter in turn tries its
 /// other values with the rest as found so far, and keeps one that beats the
 /// best by more than the spread; a second round while the budget allows and
-/// the first one moved. Returns the defaults' outcome when there is nothing to tune.
+/// the first one moved. The same again from each other value of a
+/// Tunable::family parameter (that value kept), each search with an equal
+/// share of the budget left; the fastest beyond the spread wins. Returns the
+/// defaults' outcome when there is nothing to tune.
 TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSamples& measure,
                           const TuneSearchOptions& options);
 

@@ -7,10 +7,10 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   if (job.stencil.variable) return {};
   const SweepShape d = SweepShape::default_for(job.stencil.dimension);
   std::vector<Tunable> out = {{"generated", {0, 1}, 1},
-                              {"shared", {0, 1}, d.shared ? 1 : 0},
+                              {"shared", {0, 1}, d.shared ? 1 : 0, true},
                               {"warps", {1, 2, 4, 8}, d.warps},
                               {"columns", {1, 2, 4}, d.columns},
-                              {"units", {8, 16, 32, 64}, d.units}};
+                              {"units", {4, 8, 16, 32, 64, 128}, d.units}};
   if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines});
   return out;
 }

@@ -88,6 +88,28 @@ TEST(TuneSearch, TheBudgetEndsTheSearchAndSaysSo) {
   EXPECT_TRUE(out.chosen.empty());
 }
 
+TEST(TuneSearch, AParameterThatPicksAKernelStartsASearchOfItsOwn) {
+  // Kernel 1 is slower than the defaults at their width, fastest at width 4:
+  // a search from the defaults alone never keeps it.
+  const std::vector<Tunable> tunables = {{"kernel", {0, 1}, 0, true}, {"width", {1, 2, 4}, 1}};
+  std::vector<Tuning> asked;
+  const TuneOutcome out = search_tuning(
+      tunables,
+      [&](const Tuning& t) {
+        asked.push_back(t);
+        const bool other = t.count("kernel") && t.at("kernel") == 1;
+        const bool wide = t.count("width") && t.at("width") == 4;
+        return around(other ? (wide ? 1.0 : 3.0) : 2.0, 0.01);
+      },
+      {});
+  EXPECT_EQ(out.chosen, (Tuning{{"kernel", 1}, {"width", 4}}));
+  EXPECT_DOUBLE_EQ(out.tuned_s, 1.0);
+  EXPECT_FALSE(out.out_of_time);
+  for (const Tuning& t : asked) {
+    EXPECT_FALSE(t.count("kernel") && t.at("kernel") == 0) << "the defaults' kernel is never named";
+  }
+}
+
 TEST(TuneSearch, NothingToTuneMeasuresTheDefaultsAlone) {
   int calls = 0;
   const TuneOutcome out = search_tuning({}, [&](const Tuning&) { return ++calls, around(1.0, 0.0); }, {});
