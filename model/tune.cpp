@@ -67,26 +67,34 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
   out.default_s = out.tuned_s = defaults.median_s;
   out.spread_s = defaults.spread_s;
   // The searches start from the defaults and from each other value of a
-  // parameter that picks a kernel, each with an equal share of the budget left.
-  std::vector<Tuning> starts = {Tuning{}};
+  // parameter that picks a kernel, fastest start first, each with an equal
+  // share of the budget left.
+  std::vector<std::pair<Tuning, Measured>> starts = {{Tuning{}, defaults}};
   for (const Tunable& t : tunables) {
     if (!t.family) continue;
     for (int v : t.values) {
-      if (v != t.default_value) starts.push_back({{t.name, v}});
+      if (v == t.default_value) continue;
+      if (used() + last_cost > options.budget_s) {
+        out.out_of_time = true;
+        break;
+      }
+      const Tuning start = {{t.name, v}};
+      starts.emplace_back(start, timed(start));
     }
   }
+  std::stable_sort(starts.begin(), starts.end(),
+                   [](const auto& a, const auto& b) { return a.second.median_s < b.second.median_s; });
   Tuning best;
   Measured best_m = defaults;
-  for (std::size_t i = 0; i < starts.size() && !out.out_of_time; ++i) {
+  for (std::size_t i = 0; i < starts.size(); ++i) {
     const double until = used() + (options.budget_s - used()) / static_cast<double>(starts.size() - i);
+    bool cut = false;  // this search's share of the budget ended it
     const auto fits = [&] {
-      out.out_of_time = out.out_of_time || used() + last_cost > until;
-      return !out.out_of_time;
+      cut = cut || used() + last_cost > until;
+      return !cut;
     };
-    if (i > 0 && !fits()) break;
-    Tuning start_best = starts[i];
-    Measured start_m = i == 0 ? defaults : timed(starts[i]);
-    for (int round = 0; round < 2 && !out.out_of_time; ++round) {
+    auto [start_best, start_m] = starts[i];
+    for (int round = 0; round < 2 && !cut; ++round) {
       bool moved = false;
       for (const Tunable& t : tunables) {
         if (t.family) continue;
@@ -105,10 +113,11 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
         }
         moved = moved || round_best != start_best;
         start_best = round_best;
-        if (out.out_of_time) break;
+        if (cut) break;
       }
       if (!moved) break;
     }
+    out.out_of_time = out.out_of_time || cut;
     if (beats(start_m, best_m)) {
       best_m = start_m;
       best = start_best;

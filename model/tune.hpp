@@ -41,8 +41,9 @@ struct TuneOutcome {
 /// other values with the rest as found so far, and keeps one that beats the
 /// best by more than the spread; a second round while the budget allows and
 /// the first one moved. The same again from each other value of a
-/// Tunable::family parameter (that value kept), each search with an equal
-/// share of the budget left; the fastest beyond the spread wins. Returns the
+/// Tunable::family parameter (that value kept): each start is measured
+/// first, and the searches run fastest start first, each with an equal share
+/// of the budget left; the fastest beyond the spread wins. Returns the
 /// defaults' outcome when there is nothing to tune.
 TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSamples& measure,
                           const TuneSearchOptions& options);
