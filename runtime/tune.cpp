@@ -86,8 +86,11 @@ DeviceTuning tune_device(Device& device, const TuneOptions& o) {
     // Past the first measurement (the defaults'), as many sweeps a parameter
     // set as two rounds over every value would fit in the budget: medians of
     // more samples move less on a noisy host.
-    std::size_t sets = 3;  // the defaults, and the winner and the defaults again
-    for (const Tunable& t : tunables) sets += t.values.size() - 1;
+    // Sets a search from each start tries once, every start, and the winner
+    // and the defaults again.
+    std::size_t starts = 1, per_start = 0;
+    for (const Tunable& t : tunables) (t.family ? starts : per_start) += t.values.size() - 1;
+    const std::size_t sets = starts * (per_start + 1) + 2;
     int repetitions = o.repetitions;
     return search_tuning(
         tunables,

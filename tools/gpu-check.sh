@@ -7,7 +7,7 @@
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # tune: hetstencil tune of each stencil on gpu0 (16384^2, 512^3) and cpu0 (4096^2, 256^3), float and
-# double, a few seconds each, then bench stencils on each: the tuned sweep beside the default one
+# double, 12 s each (TUNE_BUDGET), then bench stencils on each: the tuned sweep beside the default one
 # (TUNE_DEVICES=gpu0: the GPU's alone).
 # processes: CPU ranks over TCP loopback (mpirun --mca btl tcp,self --bind-to core, 2 and 4 ranks of one thread,
 # rows of 256 and 65536 doubles): the per-iteration prediction beside the measurement; on 2+ GPUs the GPU ranks' bitwise tests (ctest MpiGpuSolve).
@@ -143,7 +143,7 @@ if want tune; then
       [[ ,$stencils_3d, == *,$stencil,* ]] && size=("${size_3d[@]}")
       for precision in float double; do
         label="$device-$(basename "$stencil" .json)-$precision"
-        $bin tune --devices $device --stencil "$stencil" --precision $precision --budget "${TUNE_BUDGET:-4}" "${size[@]}" \
+        $bin tune --devices $device --stencil "$stencil" --precision $precision --budget "${TUNE_BUDGET:-12}" "${size[@]}" \
           >"$out/tune-$label.txt" 2>&1 || record "tune $label" FAILED
       done
     done
