@@ -29,8 +29,9 @@ struct SweepShape {
 
   /// The shape used unless tuned. Measured on an H100 (bench stencils, float
   /// and double, 16384^2 and 512^3; docs/stencils.md): in 2-D, 2 warps of 2
-  /// columns over 16 rows; in 3-D, 4 warps of 4 lines over 32 planes.
-  static SweepShape default_for(int dimension);
+  /// columns over 16 rows; in 3-D, 4 warps of 4 lines over 32 planes, tiled
+  /// in shared memory where the radius is 2 or more.
+  static SweepShape default_for(const Stencil& stencil);
 
   bool operator==(const SweepShape& o) const {
     return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units && shared == o.shared;

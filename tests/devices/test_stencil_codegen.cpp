@@ -35,11 +35,13 @@ std::vector<Stencil> stencils() {
   return out;
 }
 
-std::vector<SweepShape> shapes(int dimension) {
-  SweepShape shared = SweepShape::default_for(dimension);
+// Each kernel at the stencil's default shape and two others.
+std::vector<SweepShape> shapes(const Stencil& s) {
+  SweepShape registers = SweepShape::default_for(s), shared = registers;
+  registers.shared = false;
   shared.shared = true;
-  return {SweepShape::default_for(dimension), SweepShape{8, 3, 1, 7}, SweepShape{1, 1, 2, 5}, shared,
-          SweepShape{8, 3, 1, 7, true}, SweepShape{1, 1, 2, 5, true}};
+  return {registers, SweepShape{8, 3, 1, 7}, SweepShape{1, 1, 2, 5}, shared, SweepShape{8, 3, 1, 7, true},
+          SweepShape{1, 1, 2, 5, true}};
 }
 
 // NVRTC's verdict on `source`, compiled as the library compiles it, with its
@@ -52,10 +54,18 @@ std::string compile_errors(const std::string& source) {
   }
 }
 
+TEST(StencilCodegen, ThreeDimensionalStencilsOfRadiusTwoOrMoreTileInSharedMemoryByDefault) {
+  EXPECT_TRUE(SweepShape::default_for(Stencil::builtin("star4")).shared);
+  EXPECT_TRUE(SweepShape::default_for(testing_support::random_stencil(3, 32, 40)).shared);
+  EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("poisson7")).shared);
+  EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box27")).shared);
+  EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box9")).shared);
+}
+
 TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
   for (const Stencil& s : stencils()) {
     for (Precision precision : {Precision::Float, Precision::Double}) {
-      for (const SweepShape& shape : shapes(s.dimension)) {
+      for (const SweepShape& shape : shapes(s)) {
         const std::string source = cuda::sweep_kernel_source(s, precision, shape);
         EXPECT_EQ(compile_errors(source), "") << s.name << " " << to_string(precision) << "\n" << source;
       }
@@ -116,7 +126,7 @@ TEST(StencilCodegen, EveryShapesSweepGivesTheUpdatesBits) {
   testing_support::Scratch scratch("hetstencil_codegen");
   setenv("XDG_CACHE_HOME", scratch.file("cache").c_str(), 1);
   for (const Stencil& s : stencils()) {
-    for (const SweepShape& shape : shapes(s.dimension)) {
+    for (const SweepShape& shape : shapes(s)) {
       expect_reference_sweep<float>(s, shape);
       expect_reference_sweep<double>(s, shape);
     }
@@ -130,7 +140,7 @@ TEST(StencilCodegen, ACompiledSweepIsKeptAndADamagedOneCompiledAgain) {
   setenv("XDG_CACHE_HOME", scratch.file("cache").c_str(), 1);
   const Stencil s = Stencil::builtin("box9");
   const GridShape grid{0, 40, 50, 1};
-  const SweepShape shape = SweepShape::default_for(2);
+  const SweepShape shape = SweepShape::default_for(s);
   auto kept = [&] {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(fs::path(scratch.file("cache")) / "hetstencil" / "kernels")) files.push_back(e.path());
