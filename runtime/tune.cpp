@@ -10,6 +10,7 @@
 #include <spdlog/fmt/fmt.h>
 
 #include "core/dispatch.hpp"
+#include "core/robust.hpp"
 #include "core/schema.hpp"
 #include "core/timing_grid.hpp"
 #include "devices/backend.hpp"
@@ -84,9 +85,11 @@ DeviceTuning tune_device(Device& device, const TuneOptions& o) {
       grid = allocating("the host grid", bytes, [&] { return timing_grid<T>(job.shape()); });
     }
     // Past the first measurement (the defaults'), as many sweeps a parameter
-    // set as two rounds over every value would fit in the budget: medians of
-    // more samples move less on a noisy host.
-    // Sets a search from each start tries once, every start, and the winner
+    // set as two rounds over every value would fit in the budget where the
+    // defaults' samples spread: medians of more samples move less on a noisy
+    // host. Where they spread by less than 1% (a GPU), more samples would tell
+    // the sets apart no better and leave the budget fewer of them. The sets:
+    // those a search from each start tries once, every start, and the winner
     // and the defaults again.
     std::size_t starts = 1, per_start = 0;
     for (const Tunable& t : tunables) (t.family ? starts : per_start) += t.values.size() - 1;
@@ -100,7 +103,7 @@ DeviceTuning tune_device(Device& device, const TuneOptions& o) {
           std::vector<double> samples = stencil_sweep_samples(device, job, grid.data(), repetitions);
           const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
           const double sweep_s = median(samples);
-          if (tuning.empty() && sweep_s > 0.0) {
+          if (tuning.empty() && sweep_s > 0.0 && mad(samples) > 0.01 * sweep_s) {
             // What a set costs besides its timed sweeps (a CPU slab's attach, the warm-up).
             const double overhead = std::max(0.0, took - static_cast<double>(repetitions) * sweep_s);
             const double fit = (o.budget_s / (2.0 * static_cast<double>(sets)) - overhead) / sweep_s;
