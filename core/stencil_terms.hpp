@@ -61,17 +61,23 @@ struct StencilTerms {
   }
 };
 
-/// The stencil's terms for grids of `shape` (only its rows() and cols() matter).
+/// The stencil's terms for values laid out with lines `line` values apart and
+/// planes `plane` values apart.
 template <class T>
-StencilTerms<T> stencil_terms(const Stencil& stencil, const GridShape& shape) {
+StencilTerms<T> stencil_terms(const Stencil& stencil, std::int64_t line, std::int64_t plane) {
   StencilTerms<T> terms;
-  const std::int64_t plane = shape.rows() * shape.cols();
   for (const StencilPoint& point : stencil.points) {
-    terms.offsets.push_back(point.dz * plane + point.dy * shape.cols() + point.dx);
+    terms.offsets.push_back(point.dz * plane + point.dy * line + point.dx);
     terms.weights.push_back(static_cast<T>(point.weight));
   }
   terms.diagonal = static_cast<T>(stencil.diagonal);
   return terms;
+}
+
+/// The stencil's terms for grids of `shape`, laid out as dense as the grid.
+template <class T>
+StencilTerms<T> stencil_terms(const Stencil& stencil, const GridShape& shape) {
+  return stencil_terms<T>(stencil, shape.cols(), shape.rows() * shape.cols());
 }
 
 }  // namespace hetstencil

@@ -136,8 +136,13 @@ struct StencilJob {
   std::int64_t units() const { return stencil.dimension == 3 ? nz : ny; }
   /// Values of one unit, its ring included: a row, or a plane of rows.
   std::int64_t unit_values() const { return stencil.dimension == 3 ? shape().rows() * cols() : cols(); }
-  /// Bytes of one unit, as the transport moves it.
+  /// Bytes of one unit, dense as in the grid.
   std::size_t unit_bytes() const { return static_cast<std::size_t>(unit_values()) * value_bytes(precision); }
+  /// Lines of one unit, as the transport moves it: a plane's rows in 3-D (a
+  /// device may keep them a pitch apart), the row itself in 2-D.
+  std::int64_t unit_lines() const { return stencil.dimension == 3 ? shape().rows() : 1; }
+  /// Bytes of one of those lines.
+  std::size_t line_bytes() const { return unit_bytes() / static_cast<std::size_t>(unit_lines()); }
   /// Sweeps between exchanges.
   int halo_depth() const { return hetstencil::halo_depth(variant); }
   /// Ghost units on a side with a neighbour: the stencil's radius per sweep

@@ -357,8 +357,9 @@ void CpuDevice::run(Endpoint& port) {
 
 RowBlock CpuDevice::halo_block(int buffer, std::int64_t r) const {
   const std::size_t pitch_bytes = static_cast<std::size_t>(pitch_) * value_bytes_;
+  // The transport moves a unit's lines, dense within the unit.
   return {static_cast<char*>(buffers_[buffer].data()) + static_cast<std::size_t>(r + ghosts_[0] - 1) * pitch_bytes,
-          pitch_bytes};
+          pitch_bytes / static_cast<std::size_t>(job_->unit_lines())};
 }
 
 RowBlock CpuDevice::Halo::edge(Side side, std::int64_t t) const {
@@ -378,7 +379,7 @@ RowBlock CpuDevice::Halo::host_edge(Side side, std::int64_t t) const {
   }
   return {d.staged_[slot].data() +
               static_cast<std::size_t>(static_cast<int>(side) * d.job_->ghost_units()) * d.job_->unit_bytes(),
-          d.job_->unit_bytes()};
+          d.job_->line_bytes()};
 }
 
 RowBlock CpuDevice::Halo::ghost(Side side, std::int64_t t) const {

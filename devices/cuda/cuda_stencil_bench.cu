@@ -14,13 +14,14 @@ namespace hetstencil {
 namespace {
 
 // A slab of `units` interior units of job's shape and its radius of units
-// each side, two buffers of random values and the residual's sums.
+// each side, laid out as a solve's (cuda::StencilSlab), two buffers of random
+// values and the residual's sums.
 template <class T>
 struct BenchSlab {
   BenchSlab(const StencilJob& job, int gpu, std::int64_t units, const std::string& where)
       : slab(cuda::StencilSlab::of(job.shape())),
         code(job.stencil, job.shape(), gpu, cuda::sweep_choice("gpu" + std::to_string(gpu), job)),
-        values(static_cast<std::size_t>((units + 2 * job.stencil.radius()) * job.unit_values())),
+        values(static_cast<std::size_t>(slab.buffer_values(units + 2 * job.stencil.radius()))),
         u(values * sizeof(T), where),
         v(values * sizeof(T), where),
         sums(static_cast<std::size_t>(units * slab.lines * slab.segments) * sizeof(double), where),
@@ -34,8 +35,8 @@ struct BenchSlab {
   /// Sweeps interior units 1..units (after the radius of ghost units).
   void sweep(std::int64_t radius, std::int64_t units, bool check) {
     cuda::StencilPass<T> pass;
-    pass.in = u.get<T>();
-    pass.out = v.get<T>();
+    pass.in = u.get<T>() + slab.lead;
+    pass.out = v.get<T>() + slab.lead;
     pass.unit_begin = radius;
     pass.unit_end = radius + units;
     if (check) {

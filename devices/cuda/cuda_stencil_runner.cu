@@ -23,10 +23,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// The slab holds whole units (rows in 2-D, planes in 3-D) as dense as in the
-// grid, so the kernel's offsets are the grid's: unit s of a buffer (0-based,
+// The slab holds whole units (rows in 2-D, planes in 3-D) in the layout of
+// cuda::StencilSlab (3-D lines a pitch apart): unit s of a buffer (0-based,
 // ghost units included) is the grid's unit base_unit_ + s. Iterate t lives in
-// buffers_[t % 2].
+// buffers_[t % 2]. Edge and ghost units travel as lines (StencilJob::unit_lines)
+// in that layout; their host copies are dense, as the grid.
 //
 // Sync (one sweep a round, ghost units the stencil's radius deep): per step,
 // the edge units (radius deep each side) first on a high-priority stream and
@@ -50,12 +51,12 @@ class CudaStencilSlab final : public CudaStencilRunner {
     refuse_variant(job);
     const cuda::StencilSlab slab = cuda::StencilSlab::of(job.shape());
     const std::int64_t units = job.ghost_rows(Side::Top, rows) + rows.count + job.ghost_rows(Side::Bottom, rows);
-    const std::uint64_t buffer = static_cast<std::uint64_t>(units) * job.unit_bytes();
+    const std::uint64_t buffer = static_cast<std::uint64_t>(slab.buffer_values(units)) * value_bytes(job.precision);
     const bool sf = job.grid_source || job.h2f != nullptr;
     const std::uint64_t sums = static_cast<std::uint64_t>(rows.count * slab.lines * slab.segments) * sizeof(double);
     const std::uint64_t coefficients = job.stencil.variable ? (job.stencil.points.size() + 1) * buffer : 0;
     return (sf ? 3 : 2) * buffer + coefficients + 2 * sums + 2 * static_cast<std::uint64_t>(rows.count) * sizeof(double) +
-           staged_bytes(job);
+           staged_bytes(job, slab);
   }
 
   void attach(const StencilJob& job, RowRange rows) override {
@@ -84,11 +85,9 @@ class CudaStencilSlab final : public CudaStencilRunner {
   void detach() override {
     use("copying the result back");
     if (job_->result) {
-      const std::size_t unit_bytes = job_->unit_bytes();
-      char* dst = static_cast<char*>(job_->result) + static_cast<std::size_t>(base_unit_ + ghosts_[0]) * unit_bytes;
-      HETSTENCIL_CUDA_CHECK(cudaMemcpy(dst, unit_of(final_t_ % 2, ghosts_[0]),
-                                       static_cast<std::size_t>(rows_.count) * unit_bytes, cudaMemcpyDeviceToHost),
-                            context("copying its units back to the host"));
+      char* dst = static_cast<char*>(job_->result) + static_cast<std::size_t>(base_unit_ + ghosts_[0]) * job_->unit_bytes();
+      cuda::copy_units(slab_, value_bytes(job_->precision), dst, false, unit_of(final_t_ % 2, ghosts_[0]), rows_.count,
+                       cudaMemcpyDeviceToHost, nullptr, context("copying its units back to the host"));
     }
     release();
     job_ = nullptr;
@@ -119,19 +118,19 @@ class CudaStencilSlab final : public CudaStencilRunner {
     Halo(CudaStencilSlab& device, const std::string& who) : device_(device), mover_(device.gpu_, who) {}
     RowBlock edge(Side side, std::int64_t t) const override {
       const CudaStencilSlab& d = device_;
-      const std::size_t unit_bytes = d.job_->unit_bytes();
-      if (d.job_->halo_depth() > 1) return {d.staged_.get<char>() + d.slot_offset(side, t), unit_bytes};
+      if (d.job_->halo_depth() > 1) return {d.staged_.get<char>() + d.slot(side, t) * d.staged_side_bytes(), d.line_pitch()};
       const std::int64_t first = side == Side::Top ? d.ghosts_[0] : d.ghosts_[0] + d.rows_.count - d.job_->ghost_units();
-      return {d.unit_of(t % 2, first), unit_bytes};
+      return {d.unit_of(t % 2, first), d.line_pitch()};
     }
     RowBlock host_edge(Side side, std::int64_t t) const override {
       const CudaStencilSlab& d = device_;
-      return {d.host_edges_.get<char>() + d.slot_offset(side, t), d.job_->unit_bytes()};
+      const std::size_t per_side = static_cast<std::size_t>(d.job_->ghost_units()) * d.job_->unit_bytes();
+      return {d.host_edges_.get<char>() + d.slot(side, t) * per_side, d.job_->line_bytes()};
     }
     RowBlock ghost(Side side, std::int64_t t) const override {
       const CudaStencilSlab& d = device_;
       const std::int64_t first = side == Side::Top ? 0 : d.ghosts_[0] + d.rows_.count;
-      return {d.unit_of(t % 2, first), d.job_->unit_bytes()};
+      return {d.unit_of(t % 2, first), d.line_pitch()};
     }
     RowMover& mover() override { return mover_; }
     CudaRowMover& cuda_mover() { return mover_; }
@@ -154,24 +153,34 @@ class CudaStencilSlab final : public CudaStencilRunner {
                                           job.stencil.name + "' runs sync or blocked");
   }
 
-  // A blocked round's edges, staged on the GPU and in pinned memory: two
-  // slots of [side][ghost units].
-  static std::uint64_t staged_bytes(const StencilJob& job) {
-    const std::uint64_t slot = 2 * static_cast<std::uint64_t>(job.ghost_units()) * job.unit_bytes();
-    return job.halo_depth() > 1 ? 2 * slot : 0;
+  // A blocked round's edges, staged on the GPU (in the slab's layout) and in
+  // pinned memory: two slots of [side][ghost units].
+  static std::uint64_t staged_bytes(const StencilJob& job, const cuda::StencilSlab& slab) {
+    const std::uint64_t per_side = static_cast<std::uint64_t>(job.ghost_units() * slab.unit_values) * value_bytes(job.precision);
+    return job.halo_depth() > 1 ? 4 * per_side : 0;
   }
-  std::size_t slot_offset(Side side, std::int64_t t) const {
-    const std::size_t per_side = static_cast<std::size_t>(job_->ghost_units()) * job_->unit_bytes();
-    if (job_->halo_depth() == 1) return static_cast<std::size_t>(2 * (t % 2) + static_cast<int>(side)) * per_side;
-    const int slot = slot_t_[0].load() == t ? 0 : 1;
-    if (slot_t_[slot].load() != t) {
+  std::size_t staged_side_bytes() const {
+    return static_cast<std::size_t>(job_->ghost_units() * slab_.unit_values) * value_bytes(job_->precision);
+  }
+  // The slot of iterate t's edge units on `side`: [t % 2][side] (sync), or
+  // [the slot staged for t][side] (blocked).
+  std::size_t slot(Side side, std::int64_t t) const {
+    if (job_->halo_depth() == 1) return static_cast<std::size_t>(2 * (t % 2) + static_cast<int>(side));
+    const int staged = slot_t_[0].load() == t ? 0 : 1;
+    if (slot_t_[staged].load() != t) {
       HETSTENCIL_THROW(Error, context("no edge units of iterate " + std::to_string(t) + " are staged"));
     }
-    return static_cast<std::size_t>(2 * slot + static_cast<int>(side)) * per_side;
+    return static_cast<std::size_t>(2 * staged + static_cast<int>(side));
   }
+  std::size_t line_pitch() const { return static_cast<std::size_t>(slab_.cols) * value_bytes(job_->precision); }
 
   char* unit_of(std::int64_t buffer, std::int64_t s) const {
-    return buffers_[buffer].get<char>() + static_cast<std::size_t>(s) * job_->unit_bytes();
+    return buffers_[buffer].get<char>() +
+           static_cast<std::size_t>(slab_.lead + s * slab_.unit_values) * value_bytes(job_->precision);
+  }
+  template <class T>
+  T* units_of(const cuda::DeviceMemory& buffer) const {
+    return buffer.get() ? buffer.get<T>() + slab_.lead : nullptr;
   }
 
   void release() {
@@ -208,8 +217,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
     const std::int64_t n = rows_.count;
     units_ = ghosts_[0] + n + ghosts_[1];
     base_unit_ = rows_.first - 1 + job_->stencil.radius() - ghosts_[0];
-    const std::size_t unit_bytes = job_->unit_bytes();
-    const std::size_t buffer = static_cast<std::size_t>(units_) * unit_bytes;
+    const std::size_t buffer = static_cast<std::size_t>(slab_.buffer_values(units_)) * sizeof(T);
     const std::size_t needed = slab_bytes(*job_, rows_);
     std::size_t free_bytes = 0, total_bytes = 0;
     HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes), context("reading its free memory"));
@@ -221,23 +229,23 @@ class CudaStencilSlab final : public CudaStencilRunner {
     if (needed > free_bytes) {
       log::warn("{}", context(slab_text + " needs " + bytes_text(needed) + ", " + bytes_text(free_bytes) + " are free: trying"));
     }
-    const std::size_t from = static_cast<std::size_t>(base_unit_) * unit_bytes;
+    const std::size_t from = static_cast<std::size_t>(base_unit_) * job_->unit_bytes();
     for (auto& b : buffers_) {
       b = cuda::DeviceMemory(buffer, context("allocating its slab"));
-      HETSTENCIL_CUDA_CHECK(cudaMemcpy(b.get(), static_cast<const char*>(job_->initial) + from, buffer,
-                                       cudaMemcpyHostToDevice),
-                            context("copying its units to the GPU"));
+      upload(units_of<T>(b), static_cast<const char*>(job_->initial) + from, context("copying its units to the GPU"));
     }
     if (job_->h2f) {
       sf_ = cuda::DeviceMemory(buffer, context("allocating the right-hand side"));
-      HETSTENCIL_CUDA_CHECK(cudaMemcpy(sf_.get(), static_cast<const char*>(job_->h2f) + from, buffer,
-                                       cudaMemcpyHostToDevice),
-                            context("copying the right-hand side to the GPU"));
+      upload(units_of<T>(sf_), static_cast<const char*>(job_->h2f) + from,
+             context("copying the right-hand side to the GPU"));
     }
     if (job_->coefficients) attach_coefficients<T>(buffer, from);
+    // The spike's cell in the slab's layout, relative to unit 0.
     const std::int64_t first_value = base_unit_ * job_->unit_values();
-    spike_ = job_->spike_index >= first_value && job_->spike_index < first_value + units_ * job_->unit_values()
-                 ? job_->spike_index - first_value
+    const std::int64_t in_slab = job_->spike_index - first_value;
+    spike_ = job_->spike_index >= 0 && in_slab >= 0 && in_slab < units_ * job_->unit_values()
+                 ? in_slab / job_->unit_values() * slab_.unit_values +
+                       in_slab % job_->unit_values() / slab_.grid_cols * slab_.cols + in_slab % slab_.grid_cols
                  : -1;
     const std::size_t sums = static_cast<std::size_t>(n * slab_.lines * slab_.segments) * sizeof(double);
     segment_sums_ = cuda::DeviceMemory(sums, context("allocating the residual sums"));
@@ -245,9 +253,9 @@ class CudaStencilSlab final : public CudaStencilRunner {
     unit_stats_ = cuda::DeviceMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating the unit sums"));
     host_unit_stats_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(n) * sizeof(double),
                                           context("allocating pinned unit sums"));
-    const std::size_t per_side = static_cast<std::size_t>(job_->ghost_units()) * unit_bytes;
+    const std::size_t per_side = static_cast<std::size_t>(job_->ghost_units()) * job_->unit_bytes();
     host_edges_ = cuda::PinnedMemory(4 * per_side, context("allocating pinned edge units"));
-    staged_ = cuda::DeviceMemory(staged_bytes(*job_), context("allocating staged edge units"));
+    staged_ = cuda::DeviceMemory(staged_bytes(*job_, slab_), context("allocating staged edge units"));
     slot_t_[0] = slot_t_[1] = -1;
     next_slot_ = 0;
     auto made = std::make_unique<cuda::StencilCode<T>>(job_->stencil, job_->shape(), gpu_, cuda::sweep_choice(name_, *job_));
@@ -274,6 +282,11 @@ class CudaStencilSlab final : public CudaStencilRunner {
     times_ = {};
   }
 
+  // The slab's units of dense grid values from `host` (its unit 0) into `to`.
+  void upload(void* to, const char* host, const std::string& doing) const {
+    cuda::copy_units(slab_, value_bytes(job_->precision), to, true, host, units_, cudaMemcpyHostToDevice, nullptr, doing);
+  }
+
   // A variable stencil's grids (a_k, then D) over the slab's units, each a
   // buffer long, and the kernel that reads them.
   template <class T>
@@ -282,12 +295,11 @@ class CudaStencilSlab final : public CudaStencilRunner {
     const std::size_t grid_bytes = static_cast<std::size_t>(job_->shape().values()) * sizeof(T);
     coefficients_ = cuda::DeviceMemory(grids * buffer, context("allocating the coefficient grids"));
     for (std::size_t k = 0; k < grids; ++k) {
-      HETSTENCIL_CUDA_CHECK(cudaMemcpy(coefficients_.get<char>() + k * buffer,
-                                       static_cast<const char*>(job_->coefficients) + k * grid_bytes + from, buffer,
-                                       cudaMemcpyHostToDevice),
-                            context("copying the coefficient grids to the GPU"));
+      upload(units_of<T>(coefficients_) + k * buffer / sizeof(T),
+             static_cast<const char*>(job_->coefficients) + k * grid_bytes + from,
+             context("copying the coefficient grids to the GPU"));
     }
-    auto made = std::make_unique<cuda::CoefficientCode<T>>(stencil_terms<T>(job_->stencil, job_->shape()));
+    auto made = std::make_unique<cuda::CoefficientCode<T>>(stencil_terms<T>(job_->stencil, slab_.cols, slab_.unit_values));
     if constexpr (std::is_same_v<T, float>) {
       variable_float_ = std::move(made);
     } else {
@@ -309,9 +321,9 @@ class CudaStencilSlab final : public CudaStencilRunner {
   template <class T>
   void sweep(std::int64_t t, std::int64_t begin, std::int64_t end, bool update, bool check, cudaStream_t stream) {
     cuda::StencilPass<T> pass;
-    pass.in = buffers_[t % 2].get<T>();
-    pass.out = update ? buffers_[(t + 1) % 2].get<T>() : nullptr;
-    pass.sf = sf_.get<T>();
+    pass.in = units_of<T>(buffers_[t % 2]);
+    pass.out = update ? units_of<T>(buffers_[(t + 1) % 2]) : nullptr;
+    pass.sf = units_of<T>(sf_);
     pass.spike = spike_;
     pass.unit_begin = begin;
     pass.unit_end = end;
@@ -322,7 +334,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
     pass.segment_sums = segment_sums_.get<double>();
     pass.segment_max = segment_max_.get<double>();
     if (const cuda::CoefficientCode<T>* variable = variable_code<T>()) {
-      variable->launch(slab_, pass, {coefficients_.get<T>(), units_ * job_->unit_values()}, stream);
+      variable->launch(slab_, pass, {units_of<T>(coefficients_), slab_.buffer_values(units_)}, stream);
     } else {
       code<T>().launch(slab_, pass, stream);
     }
@@ -458,8 +470,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
     // All units but the outermost radius: the ghost zone's exact part shrinks
     // by the radius a sweep, and K x radius deep it still covers the owned units.
     const std::int64_t begin = r, end = units_ - r;
-    const std::size_t unit_bytes = job_->unit_bytes();
-    const std::size_t per_side = static_cast<std::size_t>(job_->ghost_units()) * unit_bytes;
+    const std::size_t per_side = staged_side_bytes();
     for (std::int64_t t = 0;;) {
       if (t >= job_->stop.max_iterations) {
         final_check<T>(port, t);

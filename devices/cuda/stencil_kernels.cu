@@ -176,11 +176,34 @@ StencilSlab StencilSlab::of(const GridShape& shape) {
   s.three_d = shape.dimension() == 3;
   s.nx = shape.nx;
   s.lines = shape.dimension() == 3 ? shape.ny : 1;
-  s.cols = shape.cols();
-  s.unit_values = shape.dimension() == 3 ? shape.rows() * shape.cols() : shape.cols();
+  s.grid_cols = shape.cols();
   s.depth = shape.depth;
   s.segments = (shape.nx + kSegmentCells - 1) / kSegmentCells;
+  if (s.three_d) {
+    constexpr std::int64_t kAligned = 32;  // values: 128 bytes of floats
+    s.cols = (shape.cols() + kAligned - 1) / kAligned * kAligned;
+    s.unit_lines = shape.rows();
+    s.lead = kAligned - shape.depth;
+  } else {
+    s.cols = shape.cols();
+  }
+  s.unit_values = s.unit_lines * s.cols;
   return s;
+}
+
+void copy_units(const StencilSlab& slab, std::size_t value_bytes, void* to, bool to_slab, const void* from,
+                std::int64_t units, cudaMemcpyKind kind, cudaStream_t stream, const std::string& doing) {
+  if (units <= 0) return;
+  const std::size_t slab_pitch = static_cast<std::size_t>(slab.cols) * value_bytes;
+  const std::size_t grid_pitch = static_cast<std::size_t>(slab.grid_cols) * value_bytes;
+  if (slab_pitch == grid_pitch) {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(to, from, static_cast<std::size_t>(units * slab.unit_values) * value_bytes, kind, stream), doing);
+  } else {
+    HETSTENCIL_CUDA_CHECK(cudaMemcpy2DAsync(to, to_slab ? slab_pitch : grid_pitch, from, to_slab ? grid_pitch : slab_pitch,
+                                            grid_pitch, static_cast<std::size_t>(units * slab.unit_lines), kind, stream),
+                          doing);
+  }
+  if (stream == nullptr) HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(nullptr), doing);
 }
 
 // Descriptions of up to kFewPoints points launch with the small table; the
@@ -195,12 +218,16 @@ struct StencilCode<T>::Tables {
 template <class T>
 struct StencilCode<T>::Generated {
   SweepShape shape;
+  SweepLayout layout;  // the sizes a 3-D register kernel has as constants
   RuntimeKernel kernel;
 
   // Whether it sweeps `pass`: a plain sweep, in 3-D of planes with at least
   // the lines a thread updates unless it tiles them in shared memory.
   bool takes(const StencilSlab& slab, const StencilPass<T>& pass) const {
-    return pass.out && pass.check_end <= pass.check_begin && (!slab.three_d || shape.shared || slab.lines >= shape.lines);
+    const bool laid_out = slab.nx == layout.nx && slab.lines == layout.lines && slab.cols == layout.cols &&
+                          slab.unit_values == layout.unit_values && slab.depth == layout.depth;
+    return laid_out && pass.out && pass.check_end <= pass.check_begin &&
+           (!slab.three_d || shape.shared || slab.lines >= shape.lines);
   }
 
   void launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const {
@@ -232,18 +259,21 @@ struct StencilCode<T>::Generated {
 template <class T>
 StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int gpu, const SweepChoice& sweep)
     : tables_(std::make_unique<Tables>()) {
+  const StencilSlab slab = StencilSlab::of(shape);
   if (sweep.generated) {
     const Precision precision = std::is_same_v<T, float> ? Precision::Float : Precision::Double;
     const std::string what = "the sweep of the stencil '" + stencil.name + "' in " + to_string(precision);
     try {
+      const SweepLayout layout{slab.nx, slab.lines, slab.cols, slab.unit_values, slab.depth};
       generated_.reset(new Generated{
-          sweep.shape, RuntimeKernel(sweep_kernel_source(stencil, precision, sweep.shape), kSweepEntry, gpu, what)});
+          sweep.shape, layout,
+          RuntimeKernel(sweep_kernel_source(stencil, precision, sweep.shape, &layout), kSweepEntry, gpu, what)});
     } catch (const CudaError& e) {
       // The table-driven kernel gives the same bits, more slowly.
       log::warn("{}; its plain sweeps run the table-driven kernel", e.what());
     }
   }
-  const StencilTerms<T> terms = stencil_terms<T>(stencil, shape);
+  const StencilTerms<T> terms = stencil_terms<T>(stencil, slab.cols, slab.unit_values);
   if (terms.offsets.size() <= static_cast<std::size_t>(kFewPoints)) {
     fill(tables_->few, terms);
   } else {

@@ -8,6 +8,10 @@ namespace hetstencil {
 namespace {
 
 void copy_rows(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) {
+  if (to.pitch == row_bytes && from.pitch == row_bytes) {
+    std::memcpy(to.data, from.data, static_cast<std::size_t>(rows) * row_bytes);
+    return;
+  }
   for (std::int64_t i = 0; i < rows; ++i) {
     std::memcpy(static_cast<char*>(to.data) + static_cast<std::size_t>(i) * to.pitch,
                 static_cast<const char*>(from.data) + static_cast<std::size_t>(i) * from.pitch, row_bytes);

@@ -14,11 +14,28 @@
 
 namespace hetstencil {
 
-/// Rows in memory: the first at `data`, the next `pitch` bytes further.
+/// Rows in memory: the first at `data`, the next `pitch` bytes further. The
+/// rows a transport moves are lines: a job's unit is StencilJob::unit_lines()
+/// of them (a row in 2-D, a plane's rows in 3-D), each line_bytes() long, and
+/// each device keeps them its own pitch apart.
 struct RowBlock {
   void* data = nullptr;
   std::size_t pitch = 0;
 };
+
+/// Unit i of a block whose units are `lines` lines of `line_bytes`: from the
+/// first byte of its first line to the last of its last, the gaps between its
+/// lines included. Transports that move GPU memory as it is (NCCL, a
+/// CUDA-aware MPI) send a unit as this span: a job's lines are the same pitch
+/// apart on every GPU, so the span fits the receiver's unit.
+struct UnitSpan {
+  char* data = nullptr;
+  std::size_t bytes = 0;
+};
+inline UnitSpan unit_span(RowBlock block, std::int64_t i, std::int64_t lines, std::size_t line_bytes) {
+  const std::size_t gaps = static_cast<std::size_t>(lines - 1) * block.pitch;
+  return {static_cast<char*>(block.data) + static_cast<std::size_t>(i * lines) * block.pitch, gaps + line_bytes};
+}
 
 /// Where a GPU's rows are and where its copies are queued: its CUDA device
 /// and its transfer stream (a cudaStream_t), for a transport that moves GPU

@@ -98,8 +98,8 @@ class Nccl final : public NcclLinks {
     }
   }
 
-  void exchange(const NcclTransfer* transfers, std::size_t count, std::int64_t rows,
-                std::size_t unit_bytes) override {
+  void exchange(const NcclTransfer* transfers, std::size_t count, std::int64_t units, std::int64_t lines,
+                std::size_t line_bytes) override {
     const std::lock_guard<std::mutex> lock(mutex_);
     if (!failure_.empty()) HETSTENCIL_THROW(Error, failure_);
     if (aborted_) HETSTENCIL_THROW(Aborted, "stopped: another device of this solve failed");
@@ -111,12 +111,12 @@ class Nccl final : public NcclLinks {
     for (std::size_t i = 0; i < count; ++i) {
       const EndState& e = ends_[transfers[i].end];
       const int peer = e.end.side == Side::Bottom ? 1 : 0;
-      queue_rows(transfers[i].edge, rows, unit_bytes, [&](void* data, std::size_t bytes) {
-        check(nccl_api().send(data, bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
-      });
-      queue_rows(transfers[i].ghost, rows, unit_bytes, [&](void* data, std::size_t bytes) {
-        check(nccl_api().recv(data, bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
-      });
+      for (std::int64_t u = 0; u < units; ++u) {
+        const UnitSpan edge = unit_span(transfers[i].edge, u, lines, line_bytes);
+        check(nccl_api().send(edge.data, edge.bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
+        const UnitSpan ghost = unit_span(transfers[i].ghost, u, lines, line_bytes);
+        check(nccl_api().recv(ghost.data, ghost.bytes, ncclChar, peer, e.comm, stream), doing, e.comm);
+      }
     }
     check(nccl_api().group_end(), doing);
     for (std::size_t i = 0; i < count; ++i) {
@@ -147,14 +147,6 @@ class Nccl final : public NcclLinks {
   };
 
   static int gpu(const EndState& e) { return e.end.queue.gpu; }
-
-  // One message a unit (row or plane): a send must match its receive, and
-  // the units are a pitch apart on one side, maybe contiguous on the other.
-  template <class Queue>
-  static void queue_rows(RowBlock block, std::int64_t rows, std::size_t unit_bytes, const Queue& queue) {
-    char* data = static_cast<char*>(block.data);
-    for (std::int64_t i = 0; i < rows; ++i) queue(data + static_cast<std::size_t>(i) * block.pitch, unit_bytes);
-  }
 
   // NCCL connects a pair of ranks at their first message: a byte each way now,
   // so that the iterations do not pay for it, and a dead neighbour is seen

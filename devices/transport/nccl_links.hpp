@@ -40,11 +40,11 @@ class NcclLinks {
  public:
   virtual ~NcclLinks() = default;
   /// Queues `transfers` (ends of one GPU) on its stream, as one group, each
-  /// `rows` units of `unit_bytes`. Throws Error (naming this rank, the GPU and
-  /// the neighbour) where NCCL fails or failed since (rethrow_failure),
-  /// Aborted once the solve is aborted.
-  virtual void exchange(const NcclTransfer* transfers, std::size_t count, std::int64_t rows,
-                        std::size_t unit_bytes) = 0;
+  /// `units` units of `lines` lines of `line_bytes`. Throws Error (naming this
+  /// rank, the GPU and the neighbour) where NCCL fails or failed since
+  /// (rethrow_failure), Aborted once the solve is aborted.
+  virtual void exchange(const NcclTransfer* transfers, std::size_t count, std::int64_t units, std::int64_t lines,
+                        std::size_t line_bytes) = 0;
   /// Throws the failure the links' watch found, as Error: NCCL's asynchronous
   /// error, or a neighbour silent beyond the limit. Nothing where there is none.
   virtual void rethrow_failure() = 0;

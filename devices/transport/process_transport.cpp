@@ -104,7 +104,7 @@ class ProcessTransport::End final : public Endpoint {
     HaloRows& mine = halo();
     const RowBlock edge = mine.edge(side, t);
     const RowBlock host = mine.host_edge(side, t);
-    if (host.data != edge.data) mine.mover().to_host(host, edge, rows, owner_.job_.unit_bytes());
+    if (host.data != edge.data) mine.mover().to_host(host, edge, lines(rows), owner_.job_.line_bytes());
   }
 
   // The rows go out once the device says they are complete: through NCCL,
@@ -133,7 +133,7 @@ class ProcessTransport::End final : public Endpoint {
         link.rows_to_send = 0;
       }
       // Both sides in one group: no process waits for one side before the other.
-      if (count > 0) owner_.nccl_->exchange(transfers, count, rows, owner_.job_.unit_bytes());
+      if (count > 0) owner_.nccl_->exchange(transfers, count, rows, owner_.job_.unit_lines(), owner_.job_.line_bytes());
     });
   }
 
@@ -175,9 +175,9 @@ class ProcessTransport::End final : public Endpoint {
         wait_for(message_, end_.inner_.abort_flag(), "ghost rows from rank " + std::to_string(from),
                  end_.owner_.links_.silence_limit_s);
       });
-      const std::size_t row_bytes = end_.owner_.job_.unit_bytes();
+      const std::size_t line_bytes = end_.owner_.job_.line_bytes();
       HaloRows& mine = end_.halo();
-      mine.mover().from_host(mine.ghost(side_, t_), RowBlock{data_, row_bytes}, rows_, row_bytes);
+      mine.mover().from_host(mine.ghost(side_, t_), RowBlock{data_, line_bytes}, end_.lines(rows_), line_bytes);
       end_.expect(side_, rows_);
     }
 
@@ -191,7 +191,7 @@ class ProcessTransport::End final : public Endpoint {
   };
 
   // Rows a CUDA-aware MPI receives straight into the ghost rows: one message a
-  // unit (the units are a pitch apart), waited for on the host before the
+  // unit (its span: unit_span), waited for on the host before the
   // device queues the sweeps that read them.
   class DirectArrival final : public Completion::Pending {
    public:
@@ -239,9 +239,9 @@ class ProcessTransport::End final : public Endpoint {
     Link& link = links_[index(side)];
     const RowBlock edge = halo().edge(side, t);
     for (std::int64_t i = 0; i < link.rows_to_send; ++i) {
-      link.units_sent.push_back(owner_.links_.processes->send(
-          remote(side), side == Side::Top ? kUp : kDown,
-          static_cast<const char*>(edge.data) + static_cast<std::size_t>(i) * edge.pitch, owner_.job_.unit_bytes()));
+      const UnitSpan unit = unit_span(edge, i, owner_.job_.unit_lines(), owner_.job_.line_bytes());
+      link.units_sent.push_back(
+          owner_.links_.processes->send(remote(side), side == Side::Top ? kUp : kDown, unit.data, unit.bytes));
     }
   }
 
@@ -249,10 +249,9 @@ class ProcessTransport::End final : public Endpoint {
     const RowBlock ghost = halo().ghost(side, t);
     std::vector<std::unique_ptr<Message>> units;
     for (std::int64_t i = 0; i < rows; ++i) {
-      units.push_back(owner_.links_.processes->receive(remote(side), side == Side::Top ? kDown : kUp,
-                                                       static_cast<char*>(ghost.data) +
-                                                           static_cast<std::size_t>(i) * ghost.pitch,
-                                                       owner_.job_.unit_bytes()));
+      const UnitSpan unit = unit_span(ghost, i, owner_.job_.unit_lines(), owner_.job_.line_bytes());
+      units.push_back(
+          owner_.links_.processes->receive(remote(side), side == Side::Top ? kDown : kUp, unit.data, unit.bytes));
     }
     return Completion(std::make_unique<DirectArrival>(*this, side, std::move(units)));
   }
@@ -262,18 +261,15 @@ class ProcessTransport::End final : public Endpoint {
   void send_staged(Side side, std::int64_t t) {
     wait_sent(side);
     Link& link = links_[index(side)];
-    const std::size_t row_bytes = owner_.job_.unit_bytes();
-    const std::size_t bytes = static_cast<std::size_t>(link.rows_to_send) * row_bytes;
+    const std::size_t bytes = static_cast<std::size_t>(link.rows_to_send) * owner_.job_.unit_bytes();
     if (!link.sending || link.out.size() != bytes) {
       link.out.resize(bytes);
       link.sending = owner_.links_.processes->repeated_send(remote(side), side == Side::Top ? kUp : kDown,
                                                             link.out.data(), bytes);
     }
-    const RowBlock from = halo().host_edge(side, t);
-    for (std::int64_t i = 0; i < link.rows_to_send; ++i) {
-      std::memcpy(link.out.data() + static_cast<std::size_t>(i) * row_bytes,
-                  static_cast<const char*>(from.data) + static_cast<std::size_t>(i) * from.pitch, row_bytes);
-    }
+    const std::size_t line_bytes = owner_.job_.line_bytes();
+    HostRowMover().to_host(RowBlock{link.out.data(), line_bytes}, halo().host_edge(side, t), lines(link.rows_to_send),
+                           line_bytes);
     link.sending->start();
   }
 
@@ -311,6 +307,7 @@ class ProcessTransport::End final : public Endpoint {
   };
 
   static std::size_t index(Side side) { return side == Side::Top ? 0 : 1; }
+  std::int64_t lines(std::int64_t units) const { return units * owner_.job_.unit_lines(); }
   int remote(Side side) const { return remote_[index(side)]; }
   HaloRows& halo() { return *owner_.halos_[k_]; }
 

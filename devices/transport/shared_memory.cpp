@@ -18,7 +18,7 @@ class SharedMemoryTransport::End final : public Endpoint {
     HaloRows& mine = *owner_.halos_[k_];
     const RowBlock edge = mine.edge(side, t);
     const RowBlock host = mine.host_edge(side, t);
-    if (host.data != edge.data) mine.mover().to_host(host, edge, rows, owner_.job_.unit_bytes());
+    if (host.data != edge.data) mine.mover().to_host(host, edge, lines(rows), owner_.job_.line_bytes());
   }
 
   void post(std::int64_t t) override { owner_.posted_[k_]->advance_to(t); }
@@ -30,10 +30,10 @@ class SharedMemoryTransport::End final : public Endpoint {
     const HaloRows& theirs = *owner_.halos_[nb];
     const Side facing = opposite(side);
     if (owner_.direct_[k_][static_cast<int>(side)]) {
-      mine.mover().from_peer(mine.ghost(side, t), owner_.halos_[nb]->mover(), theirs.edge(facing, t), rows,
-                             owner_.job_.unit_bytes());
+      mine.mover().from_peer(mine.ghost(side, t), owner_.halos_[nb]->mover(), theirs.edge(facing, t), lines(rows),
+                             owner_.job_.line_bytes());
     } else {
-      mine.mover().from_host(mine.ghost(side, t), theirs.host_edge(facing, t), rows, owner_.job_.unit_bytes());
+      mine.mover().from_host(mine.ghost(side, t), theirs.host_edge(facing, t), lines(rows), owner_.job_.line_bytes());
     }
     return {};
   }
@@ -46,6 +46,7 @@ class SharedMemoryTransport::End final : public Endpoint {
 
  private:
   std::size_t neighbour(Side side) const { return side == Side::Top ? k_ - 1 : k_ + 1; }
+  std::int64_t lines(std::int64_t units) const { return units * owner_.job_.unit_lines(); }
 
   SharedMemoryTransport& owner_;
   std::size_t k_;

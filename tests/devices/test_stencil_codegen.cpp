@@ -102,7 +102,7 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   ASSERT_EQ(cudaMemcpy(out.data(), out_d.get(), values * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
 
-  const StencilTerms<T> terms = stencil_terms<T>(s, grid);
+  const StencilTerms<T> terms = stencil_terms<T>(s, slab.cols, slab.unit_values);
   std::int64_t wrong = 0, first_wrong = -1;
   for (std::int64_t u = 0; u < units + 2 * grid.depth; ++u) {
     for (std::int64_t line = 0; line < (s.dimension == 3 ? grid.rows() : 1); ++line) {
@@ -119,6 +119,40 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape) {
   }
   EXPECT_EQ(wrong, 0) << s.name << " warps " << shape.warps << " columns " << shape.columns << " lines " << shape.lines
                       << " units " << shape.units << ": first at value " << first_wrong;
+}
+
+TEST(StencilCodegen, ThreeDimensionalSlabsAlignEveryLineAndTwoDimensionalOnesKeepTheGridsRows) {
+  const cuda::StencilSlab planes = cuda::StencilSlab::of(GridShape{9, 7, 133, 4});
+  EXPECT_EQ(planes.grid_cols, 141);
+  EXPECT_EQ(planes.cols % 32, 0);
+  EXPECT_GE(planes.cols, planes.grid_cols);
+  EXPECT_EQ((planes.lead + planes.depth) % 32, 0) << "a line's first interior cell starts 128 bytes of floats";
+  EXPECT_EQ(planes.unit_values, planes.cols * (7 + 2 * 4));
+  const cuda::StencilSlab rows = cuda::StencilSlab::of(GridShape{0, 21, 133, 1});
+  EXPECT_EQ(rows.cols, 135);
+  EXPECT_EQ(rows.unit_values, 135);
+  EXPECT_EQ(rows.lead, 0);
+}
+
+TEST(StencilCodegen, UnitsCopiedIntoASlabAndBackAreTheGridsValues) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  for (const GridShape& grid : {GridShape{5, 6, 37, 2}, GridShape{0, 6, 37, 1}}) {
+    const cuda::StencilSlab slab = cuda::StencilSlab::of(grid);
+    const std::int64_t units = 4;
+    const std::int64_t unit_values = grid.dimension() == 3 ? grid.rows() * grid.cols() : grid.cols();
+    std::vector<double> values(static_cast<std::size_t>(units * unit_values)), back(values.size(), -1.0);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
+    cuda::DeviceMemory d(static_cast<std::size_t>(slab.buffer_values(units)) * sizeof(double), "test");
+    double* unit0 = d.get<double>() + slab.lead;
+    cuda::copy_units(slab, sizeof(double), unit0, true, values.data(), units, cudaMemcpyHostToDevice, nullptr, "test");
+    cuda::copy_units(slab, sizeof(double), back.data(), false, unit0, units, cudaMemcpyDeviceToHost, nullptr, "test");
+    EXPECT_EQ(back, values) << grid.dimension() << "-D";
+    // The last line's last value sits where the slab's layout puts it.
+    double last = 0.0;
+    const std::int64_t at = (units - 1) * slab.unit_values + (slab.unit_lines - 1) * slab.cols + grid.cols() - 1;
+    ASSERT_EQ(cudaMemcpy(&last, unit0 + at, sizeof(double), cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(last, values.back());
+  }
 }
 
 TEST(StencilCodegen, EveryShapesSweepGivesTheUpdatesBits) {
