@@ -214,6 +214,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
 
   report.nx = problem.nx;
   report.ny = problem.ny;
+  report.nz = problem.dimension() == 3 ? problem.nz : 0;
   report.precision = problem.precision;
   const ExchangeOutcome outcome = transport->outcome();
   report.iterations = outcome.final_iteration;

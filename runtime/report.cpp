@@ -104,8 +104,8 @@ std::string format_report(const Report& r) {
     fmt::format_to(put, "measured {:.4f} ms an iteration, the run {:.4f} s (no model to predict it)\n", measured * 1e3,
                    measured_total(r));
   }
-  fmt::format_to(put, "{} x {} {}: {} iterations in {:.4f} s, {:.3f} GCells/s; set-up {:.4f} s, tear-down {:.4f} s\n",
-                 r.nx, r.ny, to_string(r.precision), r.iterations, r.solve_s, r.gcells_per_s, r.setup_s, r.teardown_s);
+  fmt::format_to(put, "{} x {}{} {}: {} iterations in {:.4f} s, {:.3f} GCells/s; set-up {:.4f} s, tear-down {:.4f} s\n",
+                 r.nx, r.ny, r.nz > 0 ? " x " + std::to_string(r.nz) : std::string(), to_string(r.precision), r.iterations, r.solve_s, r.gcells_per_s, r.setup_s, r.teardown_s);
   fmt::format_to(put, "residual: l2 {:.6e}, max {:.6e}", r.residual.l2, r.residual.max);
   if (r.initial_residual.l2 > 0.0) {
     fmt::format_to(put, " ({:.3e} of the initial l2; {})", r.residual.l2 / r.initial_residual.l2,
@@ -142,6 +142,7 @@ std::string to_json(const Report& r, int indent) {
   nlohmann::json j = {
       {"nx", r.nx},
       {"ny", r.ny},
+      {"nz", r.nz},
       {"precision", to_string(r.precision)},
       {"iterations", r.iterations},
       {"converged", r.converged},

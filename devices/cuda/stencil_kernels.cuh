@@ -10,7 +10,7 @@
 // the grid's row; a 3-D unit's lines (rows of a plane) are a pitch of a
 // multiple of 32 values apart and every line's first interior cell is 128-byte
 // aligned, so that each warp's loads and stores of a line are whole cache
-// lines (an H100's generated 3-D sweeps ran 5-12% faster than on the grid's
+// lines (an H100's generated 3-D sweeps ran 3-11% faster than on the grid's
 // dense lines). Offsets are the slab's (stencil_terms with its pitches).
 // Each warp owns one 128-cell segment of a line (a row of a unit) and walks
 // along the split axis (down the rows in 2-D, across the planes of one row in

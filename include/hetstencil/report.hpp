@@ -57,7 +57,8 @@ struct HostReport {
 /// ```
 struct Report {
   std::int64_t nx = 0;                      ///< the grid's interior points along a row
-  std::int64_t ny = 0;                      ///< the grid's interior rows
+  std::int64_t ny = 0;                      ///< the grid's interior rows (of a plane, in 3-D)
+  std::int64_t nz = 0;                      ///< the grid's interior planes; 0 in 2-D
   Precision precision = Precision::Double;  ///< of the grid's values
   /// Whether the solve's stencil is poisson5: the curves a run teaches
   /// (Runtime::learn) are poisson5's; other stencils' runs teach nothing.

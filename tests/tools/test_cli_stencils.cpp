@@ -65,6 +65,7 @@ TEST(CliStencils, TheCpuDevicesSolveAnyStencilAsTheReferenceDoes) {
   const auto devices = run("solve --devices cpu --cpu-devices 2 --rows 3,5 --no-learn" + grid + (folder / "devices.npy").string());
   ASSERT_EQ(devices.exit_code, 0) << devices.err;
   EXPECT_EQ(test::read_all(folder / "devices.npy"), test::read_all(folder / "reference.npy"));
+  EXPECT_TRUE(has(devices.out, "9 x 7 x 8 double: 6 iterations")) << "the report names the planes: " << devices.out;
   const auto even = run("solve --cpu-devices 2 --no-calibrate --no-learn --stencil box9 --nx 16 --iters 2");
   ASSERT_EQ(even.exit_code, 0) << even.err;
   EXPECT_TRUE(has(even.out, "even over the devices with a kernel for the stencil 'box9'") ||

@@ -5,7 +5,9 @@
 # the report names the path the link took; a process killed during an NCCL
 # solve ends the job within seconds, the other saying why.
 #   test_mpi_gpu.sh HETSTENCIL MPIEXEC CASE     (MPIEXEC "none": a build without MPI)
-# CASE: nccl | tolerance | blocked | host | killed. Exits 77 (skipped) without MPI,
+# CASE: nccl | tolerance | blocked | host | planes | planes_host | killed (planes: a
+# 3-D stencil (radius 4), whose lines the GPUs keep a pitch apart and send as
+# one span a plane). Exits 77 (skipped) without MPI,
 # without 2 GPUs, or (nccl cases) in a build without NCCL.
 set -euo pipefail
 # cli, mpiexec, case, dir, launcher; fail, iterations, ranks_of
@@ -25,6 +27,8 @@ case $case in
   tolerance) grid=(--nx 64 --ny 50 --iters 100000 --tol 1e-4 --check-every 7) ;;
   blocked) grid=(--nx 300 --ny 257 --iters 101 --variant blocked --depth 3) ;;
   host) transport=host path="host staging" ;;
+  planes) grid=(--stencil star4 --nx 45 --ny 23 --nz 40 --iters 60) ;;
+  planes_host) grid=(--stencil star4 --nx 45 --ny 23 --nz 40 --iters 60) transport=host path="host staging" ;;
   killed) ;;
   *)
     echo "unknown case $case" >&2
