@@ -408,17 +408,19 @@ std::string shared_sweep(const Stencil& stencil, Precision precision, const Swee
 
 }  // namespace
 
-SweepShape SweepShape::default_for(const Stencil& stencil) {
+SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision) {
   SweepShape s;
   if (stencil.dimension == 3) {
     s.warps = 4;
     s.columns = 1;
     s.lines = 4;
     s.units = 32;
-    // On an H100 at this shape, 512^3: star4 sweeps in 0.71 ms tiled against
-    // 0.82 from registers in float, 1.10 against 1.35 in double; at radius 1
-    // registers are as fast or faster, but for box27 in double.
-    s.shared = stencil.radius() >= 2;
+    // On an H100 at this shape, 512^3, with the lines aligned and the sizes
+    // constant: star4 in double sweeps in 1.07 ms tiled against 1.32 from
+    // registers (196 of them a thread), in float 0.68 against 0.65; star2_3d
+    // (radius 2) 0.93 against 0.86 in double, 0.54 against 0.52 in float;
+    // radius 1 is as fast or faster from registers.
+    s.shared = stencil.radius() >= 3 && precision == Precision::Double;
   } else {
     s.warps = 2;
     s.columns = 2;

@@ -27,11 +27,11 @@ struct SweepShape {
   /// of the threads that read it (loaded once a thread).
   bool shared = false;
 
-  /// The shape used unless tuned. Measured on an H100 (bench stencils, float
-  /// and double, 16384^2 and 512^3; docs/stencils.md): in 2-D, 2 warps of 2
-  /// columns over 16 rows; in 3-D, 4 warps of 4 lines over 32 planes, tiled
-  /// in shared memory where the radius is 2 or more.
-  static SweepShape default_for(const Stencil& stencil);
+  /// The shape used unless tuned. Measured on an H100 (bench stencils and
+  /// the tuner, float and double, 16384^2 and 512^3; docs/stencils.md): in
+  /// 2-D, 2 warps of 2 columns over 16 rows; in 3-D, 4 warps of 4 lines over
+  /// 32 planes, tiled in shared memory where the radius is 3 or more in double.
+  static SweepShape default_for(const Stencil& stencil, Precision precision);
 
   bool operator==(const SweepShape& o) const {
     return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units && shared == o.shared;

@@ -5,7 +5,7 @@ namespace hetstencil::cuda {
 std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   // A variable stencil's sweep reads its coefficient grids: one kernel, coefficient_kernels.cuh.
   if (job.stencil.variable) return {};
-  const SweepShape d = SweepShape::default_for(job.stencil);
+  const SweepShape d = SweepShape::default_for(job.stencil, job.precision);
   std::vector<Tunable> out = {{"generated", {0, 1}, 1},
                               {"shared", {0, 1}, d.shared ? 1 : 0, true},
                               {"warps", {1, 2, 4, 8}, d.warps},
@@ -19,7 +19,7 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   const std::vector<Tunable> parameters = stencil_tunables(job);
   check_tuning(device, parameters, job.tuning);
   SweepChoice c;
-  c.shape = SweepShape::default_for(job.stencil);
+  c.shape = SweepShape::default_for(job.stencil, job.precision);
   if (parameters.empty()) {
     c.generated = false;
     return c;

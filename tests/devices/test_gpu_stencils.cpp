@@ -66,10 +66,10 @@ TEST(GpuStencils, ValuesThroughTheSubnormalsGiveTheReferenceBits) {
   if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
   for (const std::string& set : device_sets()) {
     Runtime runtime(on(set));
-    for (const std::string& name : {"box9", "star4"}) {
+    for (const char* name : {"box9", "star4"}) {
       for (Precision precision : {Precision::Float, Precision::Double}) {
         const Problem p = testing_support::through_subnormals(problem_of(Stencil::builtin(name), precision, false, 0));
-        SCOPED_TRACE(name + " on " + set + ", " + to_string(precision));
+        SCOPED_TRACE(std::string(name) + " on " + set + ", " + to_string(precision));
         expect_reference(runtime, p, uneven_plan(p, runtime.devices().size(), 1));
       }
     }

@@ -37,7 +37,7 @@ std::vector<Stencil> stencils() {
 
 // Each kernel at the stencil's default shape and two others.
 std::vector<SweepShape> shapes(const Stencil& s) {
-  SweepShape registers = SweepShape::default_for(s), shared = registers;
+  SweepShape registers = SweepShape::default_for(s, Precision::Double), shared = registers;
   registers.shared = false;
   shared.shared = true;
   return {registers, SweepShape{8, 3, 1, 7}, SweepShape{1, 1, 2, 5}, shared, SweepShape{8, 3, 1, 7, true},
@@ -54,12 +54,25 @@ std::string compile_errors(const std::string& source) {
   }
 }
 
-TEST(StencilCodegen, ThreeDimensionalStencilsOfRadiusTwoOrMoreTileInSharedMemoryByDefault) {
-  EXPECT_TRUE(SweepShape::default_for(Stencil::builtin("star4")).shared);
-  EXPECT_TRUE(SweepShape::default_for(testing_support::random_stencil(3, 32, 40)).shared);
-  EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("poisson7")).shared);
-  EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box27")).shared);
-  EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box9")).shared);
+TEST(StencilCodegen, ThreeDimensionalStencilsOfRadiusThreeOrMoreTileInSharedMemoryByDefaultInDouble) {
+  Stencil star2;  // a 3-D star of radius 2
+  star2.name = "star2";
+  star2.dimension = 3;
+  star2.diagonal = 12.0;
+  for (int a : {-2, -1, 1, 2}) {
+    for (int axis = 0; axis < 3; ++axis) {
+      star2.points.push_back({axis == 0 ? a : 0, axis == 1 ? a : 0, axis == 2 ? a : 0, 1.0});
+    }
+  }
+  star2.validate();
+  EXPECT_TRUE(SweepShape::default_for(Stencil::builtin("star4"), Precision::Double).shared);
+  EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("star4"), Precision::Float).shared);
+  EXPECT_FALSE(SweepShape::default_for(star2, Precision::Double).shared);
+  for (Precision precision : {Precision::Float, Precision::Double}) {
+    EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("poisson7"), precision).shared);
+    EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box27"), precision).shared);
+    EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box9"), precision).shared);
+  }
 }
 
 TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
@@ -174,7 +187,7 @@ TEST(StencilCodegen, ACompiledSweepIsKeptAndADamagedOneCompiledAgain) {
   setenv("XDG_CACHE_HOME", scratch.file("cache").c_str(), 1);
   const Stencil s = Stencil::builtin("box9");
   const GridShape grid{0, 40, 50, 1};
-  const SweepShape shape = SweepShape::default_for(s);
+  const SweepShape shape = SweepShape::default_for(s, Precision::Double);
   auto kept = [&] {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(fs::path(scratch.file("cache")) / "hetstencil" / "kernels")) files.push_back(e.path());
