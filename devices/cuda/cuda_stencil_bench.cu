@@ -1,6 +1,7 @@
 #include "devices/cuda/cuda_stencil_bench.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "core/dispatch.hpp"
@@ -12,6 +13,8 @@
 
 namespace hetstencil {
 namespace {
+
+constexpr int kSettleMilliseconds = 30;
 
 // A slab of `units` interior units of job's shape and its radius of units
 // each side, laid out as a solve's (cuda::StencilSlab), two buffers of random
@@ -61,7 +64,15 @@ std::vector<GpuRateSample> rate_samples(int gpu, const StencilJob& job, const st
   const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its sweep of the stencil '" + job.stencil.name + "'";
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
   const std::int64_t radius = job.stencil.radius();
-  BenchSlab<T> slab(job, gpu, *std::max_element(rows.begin(), rows.end()), where);
+  const std::int64_t most = *std::max_element(rows.begin(), rows.end());
+  BenchSlab<T> slab(job, gpu, most, where);
+  // A GPU idle before the calibration raises its clocks over its first
+  // milliseconds of work: the largest sweep, again and again, until they have.
+  const auto begin = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - begin < std::chrono::milliseconds(kSettleMilliseconds)) {
+    for (int i = 0; i < 4; ++i) slab.sweep(radius, most, false);
+    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(slab.stream), where + " (warming up)");
+  }
   std::vector<GpuRateSample> out;
   for (std::int64_t r : rows) {
     std::vector<double> plain, checked;
