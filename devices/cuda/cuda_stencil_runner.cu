@@ -155,13 +155,13 @@ class CudaStencilSlab final : public CudaStencilRunner {
 
   // A blocked round's edges, staged on the GPU (in the slab's layout) and in
   // pinned memory: two slots of [side][ghost units].
+  static std::size_t staged_side_bytes(const StencilJob& job, const cuda::StencilSlab& slab) {
+    return static_cast<std::size_t>(job.ghost_units() * slab.unit_values) * value_bytes(job.precision);
+  }
   static std::uint64_t staged_bytes(const StencilJob& job, const cuda::StencilSlab& slab) {
-    const std::uint64_t per_side = static_cast<std::uint64_t>(job.ghost_units() * slab.unit_values) * value_bytes(job.precision);
-    return job.halo_depth() > 1 ? 4 * per_side : 0;
+    return job.halo_depth() > 1 ? 4 * staged_side_bytes(job, slab) : 0;
   }
-  std::size_t staged_side_bytes() const {
-    return static_cast<std::size_t>(job_->ghost_units() * slab_.unit_values) * value_bytes(job_->precision);
-  }
+  std::size_t staged_side_bytes() const { return staged_side_bytes(*job_, slab_); }
   // The slot of iterate t's edge units on `side`: [t % 2][side] (sync), or
   // [the slot staged for t][side] (blocked).
   std::size_t slot(Side side, std::int64_t t) const {
