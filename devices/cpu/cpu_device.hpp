@@ -34,7 +34,8 @@ class CpuDevice final : public Device {
   void run(Endpoint& port) override;
   void detach() override;
   DeviceTimes times() const override { return times_; }
-  /// "threads" (how many of its workers sweep); for any stencil but poisson5
+  /// "threads" (how many of its workers sweep), "streaming" (1: non-temporal
+  /// stores where the slab overflows the cache, 0: plain); for any stencil but poisson5
   /// also SweepBlocking's "chunk_values" and "points_per_pass", and in 3-D
   /// "tile_kib" (tile_bytes / 1024) and "tile_rows_per_radius".
   std::vector<Tunable> tunables(const StencilJob& job) const override;
@@ -56,8 +57,8 @@ class CpuDevice final : public Device {
   std::vector<double> sweep_samples(std::int64_t rows, int repetitions, bool residual = false,
                                     const std::function<void()>& before_each = {});
   /// Whether a sweep of `rows` rows of the attached (or last detached) slab
-  /// uses non-temporal stores (rows that overflow the last-level cache do);
-  /// all rows by default.
+  /// uses non-temporal stores (rows that overflow the last-level cache do,
+  /// unless tuned not to); all rows by default.
   bool streaming_stores(std::int64_t rows = -1) const;
 
  private:
@@ -131,6 +132,7 @@ class CpuDevice final : public Device {
   std::int64_t pitch_ = 0;  // values per slab unit (pitch_of)
   SweepBlocking blocking_;  // the stencil sweep's (any stencil but poisson5), from the job's tuning
   int active_ = 1;          // workers that sweep, from the job's tuning
+  bool streaming_allowed_ = true;  // non-temporal stores where the slab overflows the cache, from the job's tuning
   StencilTerms<float> terms_float_;
   StencilTerms<double> terms_double_;
   std::size_t value_bytes_ = 0;

@@ -121,6 +121,56 @@ template <class T>
   }
 }
 
+// out[j] = (w_0 u[j + o_0] + ... + w_{G-1} u[j + o_{G-1}] + sf[j]) / d (sf
+// nullptr: + 0), the terms added left to right: add_points and finish in one
+// pass with plain stores, the sum never leaving its register.
+template <class T, int G, bool ByReciprocal, bool Source>
+[[gnu::always_inline]] inline void update_points(T* __restrict out, const T* __restrict u, const std::int64_t* offsets,
+                                                 const T* weights, const T* __restrict sf, const Divide<T>& divide,
+                                                 std::int64_t n) {
+  const T* __restrict p[G];
+  T w[G];
+  for (int g = 0; g < G; ++g) {
+    p[g] = u + offsets[g];
+    w[g] = weights[g];
+  }
+  const T d = ByReciprocal ? divide.reciprocal : divide.d;
+  for (std::int64_t j = 0; j < n; ++j) {
+    T s = w[0] * p[0][j];
+    for (int g = 1; g < G; ++g) s = s + w[g] * p[g][j];
+    const T x = s + (Source ? sf[j] : T(0));
+    out[j] = ByReciprocal ? x * d : x / d;
+  }
+}
+
+template <class T, bool ByReciprocal, bool Source>
+[[gnu::always_inline]] inline void update_points(int g, T* out, const T* u, const std::int64_t* offsets,
+                                                 const T* weights, const T* sf, const Divide<T>& divide,
+                                                 std::int64_t n) {
+  switch (g) {
+    case 1: return update_points<T, 1, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
+    case 2: return update_points<T, 2, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
+    case 3: return update_points<T, 3, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
+    case 4: return update_points<T, 4, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
+    case 5: return update_points<T, 5, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
+    case 6: return update_points<T, 6, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
+    case 7: return update_points<T, 7, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
+    default: return update_points<T, 8, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
+  }
+}
+
+template <class T>
+[[gnu::always_inline]] inline void update_points(int g, T* out, const T* u, const std::int64_t* offsets,
+                                                 const T* weights, const T* sf, const Divide<T>& divide,
+                                                 std::int64_t n) {
+  if (divide.by_reciprocal) {
+    if (sf) return update_points<T, true, true>(g, out, u, offsets, weights, sf, divide, n);
+    return update_points<T, true, false>(g, out, u, offsets, weights, sf, divide, n);
+  }
+  if (sf) return update_points<T, false, true>(g, out, u, offsets, weights, sf, divide, n);
+  update_points<T, false, false>(g, out, u, offsets, weights, sf, divide, n);
+}
+
 template <class T>
 [[gnu::always_inline]] inline void finish(const T* sum, const T* sf, const Divide<T>& divide, T* out, std::int64_t n,
                                           bool streaming) {
@@ -200,6 +250,14 @@ template <class T>
     const std::int64_t diagonal_grid = static_cast<std::int64_t>(terms.offsets.size()) * stride;  // D after the a_k
     const std::int64_t spike = source.spike_index - row;
     const bool has_spike = !f && spike >= c0 && spike < c1;
+    const auto points = static_cast<int>(terms.offsets.size());
+    if (!a && !streaming && points <= std::clamp(blocking.points_per_pass, 1, kMaxPointsPerPass)) {
+      // Every point in one pass: no sums to keep between passes.
+      sweep_detail::update_points(points, o + c0, u + c0, terms.offsets.data(), terms.weights.data(), f ? f + c0 : nullptr,
+                                  divide, c1 - c0);
+      if (has_spike) o[spike] = terms.update(u + spike, T(1));
+      return;
+    }
     // The first chunk ends where out's first whole line begins.
     std::int64_t m = std::min(c1 - c0, c0 == 0 ? sweep_detail::to_line<T>(o) : chunk);
     if (m == 0) m = std::min(c1 - c0, chunk);

@@ -7,6 +7,8 @@
 
 #include "core/timing_grid.hpp"
 #include "devices/backend.hpp"
+#include "devices/cpu/cpu_device.hpp"
+#include "devices/cpu/jacobi_kernels.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
@@ -37,11 +39,11 @@ std::vector<std::string> names_of(const std::vector<Tunable>& tunables) {
 TEST(CpuTuning, ACpuDeviceListsItsParametersForEachKindOfStencil) {
   MachineDevices m = one_cpu_device();
   const Device& device = *m.devices.front();
-  EXPECT_EQ(names_of(device.tunables(job_of("poisson5"))), (std::vector<std::string>{"threads"}));
+  EXPECT_EQ(names_of(device.tunables(job_of("poisson5"))), (std::vector<std::string>{"threads", "streaming"}));
   EXPECT_EQ(names_of(device.tunables(job_of("box9"))),
-            (std::vector<std::string>{"threads", "chunk_values", "points_per_pass"}));
+            (std::vector<std::string>{"threads", "streaming", "chunk_values", "points_per_pass"}));
   EXPECT_EQ(names_of(device.tunables(job_of("box27"))),
-            (std::vector<std::string>{"threads", "chunk_values", "points_per_pass", "tile_kib",
+            (std::vector<std::string>{"threads", "streaming", "chunk_values", "points_per_pass", "tile_kib",
                                       "tile_rows_per_radius"}));
   for (const std::string stencil : {"poisson5", "box9", "poisson7", "box27", "star4"}) {
     for (const Tunable& t : device.tunables(job_of(stencil))) {
@@ -68,7 +70,7 @@ TEST(CpuTuning, AttachRefusesAParameterOrValueTheDeviceDoesNotTake) {
     FAIL() << "poisson5's kernels took a chunk size";
   } catch (const InvalidArgument& e) {
     const std::string why = e.what();
-    EXPECT_NE(why.find("cpu0 has no kernel parameter 'chunk_values' for this job (it tunes: threads)"),
+    EXPECT_NE(why.find("cpu0 has no kernel parameter 'chunk_values' for this job (it tunes: threads, streaming)"),
               std::string::npos)
         << why;
   }
@@ -84,6 +86,24 @@ TEST(CpuTuning, AttachRefusesAParameterOrValueTheDeviceDoesNotTake) {
   device.attach(job, RowRange{1, 12});
   EXPECT_FALSE(device.sweep_vs_copy(job, 1).skipped);
   device.detach();
+}
+
+// A slab far larger than the device's cache streams its stores unless tuned not to.
+TEST(CpuTuning, StreamingStoresAreATunedChoice) {
+  MachineDevices m = make_devices(load_topology(TopologySource{"", "pack:1 numa:1 l3:1 core:2 pu:1"}),
+                                  DeviceMapOptions{1, 2, "", false, {}});
+  auto& device = static_cast<CpuDevice&>(*m.devices.front());
+  StencilJob job = job_of("box9");
+  job.nx = 2048;
+  job.ny = 2048;
+  const Grid<double> grid = timing_grid<double>(job.ny, job.nx);
+  job.initial = grid.data();
+  for (int streaming : {1, 0}) {
+    job.tuning = {{"streaming", streaming}};
+    device.attach(job, RowRange{1, job.ny});
+    EXPECT_EQ(device.streaming_stores(), streaming == 1 && kHasStreamingStores) << "streaming=" << streaming;
+    device.detach();
+  }
 }
 
 }  // namespace

@@ -63,7 +63,7 @@ TEST(CliTune, PrintsOneJsonObjectNamingItsSchema) {
   EXPECT_EQ(d.at("nz"), 12);
   std::string names;
   for (const auto& p : d.at("parameters")) names += p.at("name").get<std::string>() + " ";
-  EXPECT_EQ(names, "threads chunk_values points_per_pass tile_kib tile_rows_per_radius ");
+  EXPECT_EQ(names, "threads streaming chunk_values points_per_pass tile_kib tile_rows_per_radius ");
   EXPECT_GT(d.at("default_s").get<double>(), 0.0);
   EXPECT_GT(d.at("tuned_s").get<double>(), 0.0);
 }
