@@ -44,10 +44,13 @@ std::vector<Tunable> CpuDevice::tunables(const StencilJob& job) const {
   }
   out.push_back(threads);
   // Non-temporal stores once the slab overflows the cache (1), or plain ones
-  // (0): neither is the faster everywhere (a 2-core EPYC VM, one thread,
-  // float: poisson7 256^3 17.4 ms plain against 25.1 streaming, star4 31.7
-  // against 27.9, box9 4096^2 14.9 against 13.9).
-  out.push_back({"streaming", {0, 1}, 1});
+  // (0): neither is the faster everywhere. Plain by default for a float
+  // stencil but poisson5 (an H100 host's 16 cores, 512^3: poisson7 16.5 ms
+  // against 19.9 streaming, box27 31.7 against 37.2; a 2-core EPYC VM agrees
+  // but for star4), streaming for double (poisson7 27.9 against 33.8, star4
+  // 56.4 against 63.9) and for poisson5's row kernels.
+  const bool plain = !job.poisson5 && job.precision == Precision::Float;
+  out.push_back({"streaming", {0, 1}, plain ? 0 : 1});
   if (job.poisson5) return out;
   const SweepBlocking defaults;
   out.push_back({"chunk_values", {64, 128, 256, 512, 1024, 2048}, static_cast<int>(defaults.chunk_values)});

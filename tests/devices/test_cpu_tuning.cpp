@@ -88,7 +88,8 @@ TEST(CpuTuning, AttachRefusesAParameterOrValueTheDeviceDoesNotTake) {
   device.detach();
 }
 
-// A slab far larger than the device's cache streams its stores unless tuned not to.
+// A slab far larger than the device's cache streams its stores where tuned
+// to; by default for double and poisson5, not for another float stencil.
 TEST(CpuTuning, StreamingStoresAreATunedChoice) {
   MachineDevices m = make_devices(load_topology(TopologySource{"", "pack:1 numa:1 l3:1 core:2 pu:1"}),
                                   DeviceMapOptions{1, 2, "", false, {}});
@@ -104,6 +105,19 @@ TEST(CpuTuning, StreamingStoresAreATunedChoice) {
     EXPECT_EQ(device.streaming_stores(), streaming == 1 && kHasStreamingStores) << "streaming=" << streaming;
     device.detach();
   }
+  const auto streaming_default = [&](const std::string& stencil, Precision precision) {
+    StencilJob j = job_of(stencil);
+    j.precision = precision;
+    for (const Tunable& t : device.tunables(j)) {
+      if (t.name == "streaming") return t.default_value;
+    }
+    return -1;
+  };
+  EXPECT_EQ(streaming_default("box9", Precision::Double), 1);
+  EXPECT_EQ(streaming_default("poisson7", Precision::Double), 1);
+  EXPECT_EQ(streaming_default("poisson5", Precision::Float), 1);
+  EXPECT_EQ(streaming_default("box9", Precision::Float), 0);
+  EXPECT_EQ(streaming_default("star4", Precision::Float), 0);
 }
 
 }  // namespace
