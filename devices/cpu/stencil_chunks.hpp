@@ -121,13 +121,14 @@ template <class T>
   }
 }
 
-// out[j] = (w_0 u[j + o_0] + ... + w_{G-1} u[j + o_{G-1}] + sf[j]) / d (sf
-// nullptr: + 0), the terms added left to right: add_points and finish in one
-// pass with plain stores, the sum never leaving its register.
-template <class T, int G, bool ByReciprocal, bool Source>
-[[gnu::always_inline]] inline void update_points(T* __restrict out, const T* __restrict u, const std::int64_t* offsets,
-                                                 const T* weights, const T* __restrict sf, const Divide<T>& divide,
-                                                 std::int64_t n) {
+// out[j] = ((sum[j] +) w_0 u[j + o_0] + ... + w_{G-1} u[j + o_{G-1}] + sf[j]) / d
+// (Summed: from the sums of the points before; sf nullptr: + 0), added left
+// to right: add_points and finish in one pass with plain stores, the sum
+// never leaving its register.
+template <class T, int G, bool Summed, bool ByReciprocal, bool Source>
+[[gnu::always_inline]] inline void update_points(T* __restrict out, const T* __restrict sum, const T* __restrict u,
+                                                 const std::int64_t* offsets, const T* weights, const T* __restrict sf,
+                                                 const Divide<T>& divide, std::int64_t n) {
   const T* __restrict p[G];
   T w[G];
   for (int g = 0; g < G; ++g) {
@@ -136,39 +137,66 @@ template <class T, int G, bool ByReciprocal, bool Source>
   }
   const T d = ByReciprocal ? divide.reciprocal : divide.d;
   for (std::int64_t j = 0; j < n; ++j) {
-    T s = w[0] * p[0][j];
+    T s = Summed ? sum[j] + w[0] * p[0][j] : w[0] * p[0][j];
     for (int g = 1; g < G; ++g) s = s + w[g] * p[g][j];
     const T x = s + (Source ? sf[j] : T(0));
     out[j] = ByReciprocal ? x * d : x / d;
   }
 }
 
-template <class T, bool ByReciprocal, bool Source>
-[[gnu::always_inline]] inline void update_points(int g, T* out, const T* u, const std::int64_t* offsets,
+template <class T, bool Summed, bool ByReciprocal, bool Source>
+[[gnu::always_inline]] inline void update_points(int g, T* out, const T* sum, const T* u, const std::int64_t* offsets,
                                                  const T* weights, const T* sf, const Divide<T>& divide,
                                                  std::int64_t n) {
   switch (g) {
-    case 1: return update_points<T, 1, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
-    case 2: return update_points<T, 2, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
-    case 3: return update_points<T, 3, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
-    case 4: return update_points<T, 4, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
-    case 5: return update_points<T, 5, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
-    case 6: return update_points<T, 6, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
-    case 7: return update_points<T, 7, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
-    default: return update_points<T, 8, ByReciprocal, Source>(out, u, offsets, weights, sf, divide, n);
+    case 1: return update_points<T, 1, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    case 2: return update_points<T, 2, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    case 3: return update_points<T, 3, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    case 4: return update_points<T, 4, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    case 5: return update_points<T, 5, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    case 6: return update_points<T, 6, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    case 7: return update_points<T, 7, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    default: return update_points<T, 8, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
   }
 }
 
-template <class T>
-[[gnu::always_inline]] inline void update_points(int g, T* out, const T* u, const std::int64_t* offsets,
+template <class T, bool Summed>
+[[gnu::always_inline]] inline void update_points(int g, T* out, const T* sum, const T* u, const std::int64_t* offsets,
                                                  const T* weights, const T* sf, const Divide<T>& divide,
                                                  std::int64_t n) {
   if (divide.by_reciprocal) {
-    if (sf) return update_points<T, true, true>(g, out, u, offsets, weights, sf, divide, n);
-    return update_points<T, true, false>(g, out, u, offsets, weights, sf, divide, n);
+    if (sf) return update_points<T, Summed, true, true>(g, out, sum, u, offsets, weights, sf, divide, n);
+    return update_points<T, Summed, true, false>(g, out, sum, u, offsets, weights, sf, divide, n);
   }
-  if (sf) return update_points<T, false, true>(g, out, u, offsets, weights, sf, divide, n);
-  update_points<T, false, false>(g, out, u, offsets, weights, sf, divide, n);
+  if (sf) return update_points<T, Summed, false, true>(g, out, sum, u, offsets, weights, sf, divide, n);
+  update_points<T, Summed, false, false>(g, out, sum, u, offsets, weights, sf, divide, n);
+}
+
+// A constant stencil's updates of n cells with plain stores: every pass but
+// the last adds its points to `sums` (add_points; n at most the buffer's
+// kMaxChunkValues where there are such passes), the last adds its own in
+// registers and finishes the cells there (update_points): the operations of
+// add_points then finish, in one pass fewer.
+template <class T>
+[[gnu::always_inline]] inline void update_chunk(const StencilTerms<T>& terms, int per_pass, T* sums, const T* u,
+                                                const T* sf, const Divide<T>& divide, T* out, std::int64_t n) {
+  const std::size_t points = terms.offsets.size();
+  const auto pass = static_cast<std::size_t>(per_pass);
+  const std::size_t last = points - ((points - 1) % pass + 1);  // the last pass's first point
+  for (std::size_t k = 0; k < last; k += pass) {
+    const int g = static_cast<int>(pass);
+    if (k == 0) {
+      add_points<T, true, false>(g, sums, u, &terms.offsets[k], &terms.weights[k], 0, n);
+    } else {
+      add_points<T, false, false>(g, sums, u, &terms.offsets[k], &terms.weights[k], 0, n);
+    }
+  }
+  const int g = static_cast<int>(points - last);
+  if (last == 0) {
+    update_points<T, false>(g, out, sums, u, &terms.offsets[0], &terms.weights[0], sf, divide, n);
+  } else {
+    update_points<T, true>(g, out, sums, u, &terms.offsets[last], &terms.weights[last], sf, divide, n);
+  }
 }
 
 template <class T>
@@ -250,18 +278,21 @@ template <class T>
     const std::int64_t diagonal_grid = static_cast<std::int64_t>(terms.offsets.size()) * stride;  // D after the a_k
     const std::int64_t spike = source.spike_index - row;
     const bool has_spike = !f && spike >= c0 && spike < c1;
-    const auto points = static_cast<int>(terms.offsets.size());
-    if (!a && !streaming && points <= std::clamp(blocking.points_per_pass, 1, kMaxPointsPerPass)) {
-      // Every point in one pass: no sums to keep between passes.
-      sweep_detail::update_points(points, o + c0, u + c0, terms.offsets.data(), terms.weights.data(), f ? f + c0 : nullptr,
-                                  divide, c1 - c0);
-      if (has_spike) o[spike] = terms.update(u + spike, T(1));
-      return;
-    }
     // The first chunk ends where out's first whole line begins.
     std::int64_t m = std::min(c1 - c0, c0 == 0 ? sweep_detail::to_line<T>(o) : chunk);
     if (m == 0) m = std::min(c1 - c0, chunk);
+    const int per_pass = std::clamp(blocking.points_per_pass, 1, kMaxPointsPerPass);
+    if (!a && !streaming && terms.offsets.size() <= static_cast<std::size_t>(per_pass)) {
+      // Every point in one pass: no sums to keep, the row in one go.
+      sweep_detail::update_chunk(terms, per_pass, sums, u + c0, f ? f + c0 : nullptr, divide, o + c0, c1 - c0);
+      if (has_spike) o[spike] = terms.update(u + spike, T(1));
+      return;
+    }
     for (std::int64_t j0 = c0; j0 < c1; j0 += m, m = std::min(chunk, c1 - j0)) {
+      if (!a && !streaming) {
+        sweep_detail::update_chunk(terms, per_pass, sums, u + j0, f ? f + j0 : nullptr, divide, o + j0, m);
+        continue;
+      }
       row_neighbours_inline(terms, blocking, u + j0, sums, m, a ? a + j0 : nullptr, stride);
       if (a) {
         // Each cell's own D: plain stores (a variable stencil's sweep reads K + 1 more grids than it writes).
