@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "core/stencil_terms.hpp"
 #include "devices/cpu/jacobi_kernels.hpp"
@@ -77,38 +78,6 @@ struct Divide {
   }
 };
 
-// out[j] = (sum[j] + sf[j]) / d (sf nullptr: + 0), dividing as `divide`
-// says, with non-temporal stores where `streaming` and the target has them.
-template <class T, bool ByReciprocal>
-[[gnu::always_inline]] inline void finish(const T* __restrict sum, const T* __restrict sf, const Divide<T>& divide,
-                                          T* __restrict out, std::int64_t n, bool streaming) {
-  const T d = ByReciprocal ? divide.reciprocal : divide.d;
-  const auto quotient = [d](auto x) __attribute__((always_inline)) { return ByReciprocal ? x * d : x / d; };
-  std::int64_t j = 0;
-#if defined(__AVX__) || defined(__SSE2__)
-  if (streaming) {
-    using L = Lanes<T>;
-    constexpr std::uintptr_t align = L::width * sizeof(T);
-    for (; j < n && reinterpret_cast<std::uintptr_t>(out + j) % align != 0; ++j) {
-      out[j] = quotient(sum[j] + (sf ? sf[j] : T(0)));
-    }
-    const typename L::V dv = L::set1(d);
-    const typename L::V zero = L::set1(T(0));
-    for (; j + L::width <= n; j += L::width) {
-      const typename L::V x = L::load(sum + j) + (sf ? L::load(sf + j) : zero);
-      L::stream(out + j, ByReciprocal ? x * dv : x / dv);
-    }
-  }
-#else
-  (void)streaming;
-#endif
-  if (sf) {
-    for (; j < n; ++j) out[j] = quotient(sum[j] + sf[j]);
-  } else {
-    for (; j < n; ++j) out[j] = quotient(sum[j] + T(0));
-  }
-}
-
 // out[j] = (sum[j] + sf[j]) / diagonal[j] (sf nullptr: + 0): a variable
 // stencil's finish, each cell divided by its own D.
 template <class T>
@@ -123,8 +92,8 @@ template <class T>
 
 // out[j] = ((sum[j] +) w_0 u[j + o_0] + ... + w_{G-1} u[j + o_{G-1}] + sf[j]) / d
 // (Summed: from the sums of the points before; sf nullptr: + 0), added left
-// to right: add_points and finish in one pass with plain stores, the sum
-// never leaving its register.
+// to right with plain stores, the sum never leaving its register; dividing as
+// `divide` says.
 template <class T, int G, bool Summed, bool ByReciprocal, bool Source>
 [[gnu::always_inline]] inline void update_points(T* __restrict out, const T* __restrict sum, const T* __restrict u,
                                                  const std::int64_t* offsets, const T* weights, const T* __restrict sf,
@@ -144,42 +113,104 @@ template <class T, int G, bool Summed, bool ByReciprocal, bool Source>
   }
 }
 
-template <class T, bool Summed, bool ByReciprocal, bool Source>
+// The widest vectors of the target: AVX-512 where the clone has it, else Lanes.
+template <class T>
+struct WideLanes : Lanes<T> {};
+#if defined(__AVX512F__)
+template <>
+struct WideLanes<double> {
+  using V = __m512d;
+  static constexpr int width = 8;
+  static V load(const double* p) { return _mm512_loadu_pd(p); }
+  static V set1(double v) { return _mm512_set1_pd(v); }
+  static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
+};
+template <>
+struct WideLanes<float> {
+  using V = __m512;
+  static constexpr int width = 16;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V set1(float v) { return _mm512_set1_ps(v); }
+  static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
+};
+#endif
+
+// update_points with non-temporal stores where the target has them: the
+// cells before out's first whole vector and after its last are stored plainly.
+template <class T, int G, bool Summed, bool ByReciprocal, bool Source>
+[[gnu::always_inline]] inline void update_points_streaming(T* out, const T* sum, const T* u, const std::int64_t* offsets,
+                                                           const T* weights, const T* sf, const Divide<T>& divide,
+                                                           std::int64_t n) {
+  std::int64_t j = 0;
+#if defined(__AVX__) || defined(__SSE2__)
+  using L = WideLanes<T>;
+  constexpr std::uintptr_t align = L::width * sizeof(T);
+  while (j < n && reinterpret_cast<std::uintptr_t>(out + j) % align != 0) ++j;
+  update_points<T, G, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, j);
+  const T* p[G];
+  typename L::V w[G];
+  for (int g = 0; g < G; ++g) {
+    p[g] = u + offsets[g];
+    w[g] = L::set1(weights[g]);
+  }
+  const typename L::V d = L::set1(ByReciprocal ? divide.reciprocal : divide.d);
+  const typename L::V zero = L::set1(T(0));
+  for (; j + L::width <= n; j += L::width) {
+    typename L::V s = Summed ? L::load(sum + j) + w[0] * L::load(p[0] + j) : w[0] * L::load(p[0] + j);
+    for (int g = 1; g < G; ++g) s = s + w[g] * L::load(p[g] + j);
+    const typename L::V x = s + (Source ? L::load(sf + j) : zero);
+    L::stream(out + j, ByReciprocal ? x * d : x / d);
+  }
+#endif
+  update_points<T, G, Summed, ByReciprocal, Source>(out + j, Summed ? sum + j : sum, u + j, offsets, weights,
+                                                    Source ? sf + j : sf, divide, n - j);
+}
+
+template <class T, bool Streaming, bool Summed, bool ByReciprocal, bool Source>
 [[gnu::always_inline]] inline void update_points(int g, T* out, const T* sum, const T* u, const std::int64_t* offsets,
                                                  const T* weights, const T* sf, const Divide<T>& divide,
                                                  std::int64_t n) {
+  const auto pass = [&](auto points) __attribute__((always_inline)) {
+    constexpr int G = decltype(points)::value;
+    if constexpr (Streaming) {
+      update_points_streaming<T, G, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    } else {
+      update_points<T, G, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    }
+  };
   switch (g) {
-    case 1: return update_points<T, 1, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
-    case 2: return update_points<T, 2, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
-    case 3: return update_points<T, 3, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
-    case 4: return update_points<T, 4, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
-    case 5: return update_points<T, 5, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
-    case 6: return update_points<T, 6, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
-    case 7: return update_points<T, 7, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
-    default: return update_points<T, 8, Summed, ByReciprocal, Source>(out, sum, u, offsets, weights, sf, divide, n);
+    case 1: return pass(std::integral_constant<int, 1>());
+    case 2: return pass(std::integral_constant<int, 2>());
+    case 3: return pass(std::integral_constant<int, 3>());
+    case 4: return pass(std::integral_constant<int, 4>());
+    case 5: return pass(std::integral_constant<int, 5>());
+    case 6: return pass(std::integral_constant<int, 6>());
+    case 7: return pass(std::integral_constant<int, 7>());
+    default: return pass(std::integral_constant<int, 8>());
   }
 }
 
-template <class T, bool Summed>
+template <class T, bool Streaming, bool Summed>
 [[gnu::always_inline]] inline void update_points(int g, T* out, const T* sum, const T* u, const std::int64_t* offsets,
                                                  const T* weights, const T* sf, const Divide<T>& divide,
                                                  std::int64_t n) {
   if (divide.by_reciprocal) {
-    if (sf) return update_points<T, Summed, true, true>(g, out, sum, u, offsets, weights, sf, divide, n);
-    return update_points<T, Summed, true, false>(g, out, sum, u, offsets, weights, sf, divide, n);
+    if (sf) return update_points<T, Streaming, Summed, true, true>(g, out, sum, u, offsets, weights, sf, divide, n);
+    return update_points<T, Streaming, Summed, true, false>(g, out, sum, u, offsets, weights, sf, divide, n);
   }
-  if (sf) return update_points<T, Summed, false, true>(g, out, sum, u, offsets, weights, sf, divide, n);
-  update_points<T, Summed, false, false>(g, out, sum, u, offsets, weights, sf, divide, n);
+  if (sf) return update_points<T, Streaming, Summed, false, true>(g, out, sum, u, offsets, weights, sf, divide, n);
+  update_points<T, Streaming, Summed, false, false>(g, out, sum, u, offsets, weights, sf, divide, n);
 }
 
-// A constant stencil's updates of n cells with plain stores: every pass but
-// the last adds its points to `sums` (add_points; n at most the buffer's
-// kMaxChunkValues where there are such passes), the last adds its own in
-// registers and finishes the cells there (update_points): the operations of
-// add_points then finish, in one pass fewer.
+// A constant stencil's updates of n cells: every pass but the last adds its
+// points to `sums` (add_points; n at most the buffer's kMaxChunkValues where
+// there are such passes), the last adds its own in registers and finishes the
+// cells there (update_points, with non-temporal stores where `streaming`):
+// the operations of StencilTerms::update in its order.
 template <class T>
 [[gnu::always_inline]] inline void update_chunk(const StencilTerms<T>& terms, int per_pass, T* sums, const T* u,
-                                                const T* sf, const Divide<T>& divide, T* out, std::int64_t n) {
+                                                const T* sf, const Divide<T>& divide, T* out, std::int64_t n,
+                                                bool streaming) {
   const std::size_t points = terms.offsets.size();
   const auto pass = static_cast<std::size_t>(per_pass);
   const std::size_t last = points - ((points - 1) % pass + 1);  // the last pass's first point
@@ -192,21 +223,14 @@ template <class T>
     }
   }
   const int g = static_cast<int>(points - last);
-  if (last == 0) {
-    update_points<T, false>(g, out, sums, u, &terms.offsets[0], &terms.weights[0], sf, divide, n);
-  } else {
-    update_points<T, true>(g, out, sums, u, &terms.offsets[last], &terms.weights[last], sf, divide, n);
+  const std::int64_t* o = &terms.offsets[last];
+  const T* w = &terms.weights[last];
+  if (streaming) {
+    if (last == 0) return update_points<T, true, false>(g, out, sums, u, o, w, sf, divide, n);
+    return update_points<T, true, true>(g, out, sums, u, o, w, sf, divide, n);
   }
-}
-
-template <class T>
-[[gnu::always_inline]] inline void finish(const T* sum, const T* sf, const Divide<T>& divide, T* out, std::int64_t n,
-                                          bool streaming) {
-  if (divide.by_reciprocal) {
-    finish<T, true>(sum, sf, divide, out, n, streaming);
-  } else {
-    finish<T, false>(sum, sf, divide, out, n, streaming);
-  }
+  if (last == 0) return update_points<T, false, false>(g, out, sums, u, o, w, sf, divide, n);
+  update_points<T, false, true>(g, out, sums, u, o, w, sf, divide, n);
 }
 
 // Values from p to the first cache line boundary at or after it.
@@ -282,25 +306,22 @@ template <class T>
     std::int64_t m = std::min(c1 - c0, c0 == 0 ? sweep_detail::to_line<T>(o) : chunk);
     if (m == 0) m = std::min(c1 - c0, chunk);
     const int per_pass = std::clamp(blocking.points_per_pass, 1, kMaxPointsPerPass);
-    if (!a && !streaming && terms.offsets.size() <= static_cast<std::size_t>(per_pass)) {
+    // The spike's row is stored plainly, so that its cell can be overwritten in order.
+    const bool stream = streaming && !has_spike;
+    if (!a && terms.offsets.size() <= static_cast<std::size_t>(per_pass)) {
       // Every point in one pass: no sums to keep, the row in one go.
-      sweep_detail::update_chunk(terms, per_pass, sums, u + c0, f ? f + c0 : nullptr, divide, o + c0, c1 - c0);
+      sweep_detail::update_chunk(terms, per_pass, sums, u + c0, f ? f + c0 : nullptr, divide, o + c0, c1 - c0, stream);
       if (has_spike) o[spike] = terms.update(u + spike, T(1));
       return;
     }
     for (std::int64_t j0 = c0; j0 < c1; j0 += m, m = std::min(chunk, c1 - j0)) {
-      if (!a && !streaming) {
-        sweep_detail::update_chunk(terms, per_pass, sums, u + j0, f ? f + j0 : nullptr, divide, o + j0, m);
-        continue;
-      }
-      row_neighbours_inline(terms, blocking, u + j0, sums, m, a ? a + j0 : nullptr, stride);
       if (a) {
+        row_neighbours_inline(terms, blocking, u + j0, sums, m, a + j0, stride);
         // Each cell's own D: plain stores (a variable stencil's sweep reads K + 1 more grids than it writes).
         sweep_detail::finish_variable(sums, f ? f + j0 : nullptr, a + j0 + diagonal_grid, o + j0, m);
-        continue;
+      } else {
+        sweep_detail::update_chunk(terms, per_pass, sums, u + j0, f ? f + j0 : nullptr, divide, o + j0, m, stream);
       }
-      // The spike's row is stored plainly, so that its cell can be overwritten in order.
-      sweep_detail::finish(sums, f ? f + j0 : nullptr, divide, o + j0, m, streaming && !has_spike);
     }
     if (has_spike) o[spike] = a ? terms.update(u + spike, a + spike, stride, T(1)) : terms.update(u + spike, T(1));
   };

@@ -9,11 +9,12 @@
 // the chunk's sums live in an L1-resident buffer while the points are added
 // to them a few at a time, sum = w_0 u[j + o_0], then sum = sum + w_k u[j + o_k]
 // in the points' order, and the finished chunk is written once,
-// out[j] = (sum + s f[j]) / d. With plain stores, a constant stencil's last
-// pass finishes its cells itself, each sum kept in a register, and one whose
-// points fit one pass needs no buffer (on a 2-core EPYC VM, one thread, float
-// 256^3: poisson7 13.1 ms against 17.4 through the buffer, box27 28.5 against
-// 32.0). Every pass is a plain loop the compiler
+// out[j] = (sum + s f[j]) / d. A constant stencil's last pass finishes its
+// cells itself, each sum kept in a register, and one whose points fit one
+// pass needs no buffer (on a 2-core EPYC VM, one thread, float 256^3, plain
+// stores: poisson7 13.1 ms against 17.4 through the buffer, box27 28.5 against
+// 32.0; streaming: poisson7 15.3-16.4 against 26.3-28.0, box27 29.5-30.4
+// against 40.8-41.6). Every pass is a plain loop the compiler
 // vectorizes, and every cell sees the operations of StencilTerms::update in
 // its order, so the bits equal the sequential reference's for any split and
 // any blocking. A 3-D slab is swept in tiles of rows and columns, every plane
