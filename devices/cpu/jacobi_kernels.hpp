@@ -82,6 +82,30 @@ struct Lanes<float> {
 };
 #endif
 
+// The widest vectors the build targets: 64 bytes with AVX-512, else Lanes'.
+// (GCC's target_clones do not define __AVX512F__ in their AVX-512 clone:
+// there it is the build's flags that decide.)
+template <class T>
+struct WideLanes : Lanes<T> {};
+#if defined(__AVX512F__)
+template <>
+struct WideLanes<double> {
+  using V = __m512d;
+  static constexpr int width = 8;
+  static V load(const double* p) { return _mm512_loadu_pd(p); }
+  static V set1(double v) { return _mm512_set1_pd(v); }
+  static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
+};
+template <>
+struct WideLanes<float> {
+  using V = __m512;
+  static constexpr int width = 16;
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V set1(float v) { return _mm512_set1_ps(v); }
+  static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
+};
+#endif
+
 /// jacobi_row with non-temporal stores: for slabs larger than the cache, the
 /// new row goes straight to memory without first being read for ownership,
 /// so a sweep moves 2 words a cell, like a copy. The caller issues

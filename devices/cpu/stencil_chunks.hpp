@@ -113,28 +113,6 @@ template <class T, int G, bool Summed, bool ByReciprocal, bool Source>
   }
 }
 
-// The widest vectors of the target: AVX-512 where the clone has it, else Lanes.
-template <class T>
-struct WideLanes : Lanes<T> {};
-#if defined(__AVX512F__)
-template <>
-struct WideLanes<double> {
-  using V = __m512d;
-  static constexpr int width = 8;
-  static V load(const double* p) { return _mm512_loadu_pd(p); }
-  static V set1(double v) { return _mm512_set1_pd(v); }
-  static void stream(double* p, V v) { _mm512_stream_pd(p, v); }
-};
-template <>
-struct WideLanes<float> {
-  using V = __m512;
-  static constexpr int width = 16;
-  static V load(const float* p) { return _mm512_loadu_ps(p); }
-  static V set1(float v) { return _mm512_set1_ps(v); }
-  static void stream(float* p, V v) { _mm512_stream_ps(p, v); }
-};
-#endif
-
 // update_points with non-temporal stores where the target has them: the
 // cells before out's first whole vector and after its last are stored plainly.
 template <class T, int G, bool Summed, bool ByReciprocal, bool Source>

@@ -86,7 +86,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
     use("copying the result back");
     if (job_->result) {
       char* dst = static_cast<char*>(job_->result) + static_cast<std::size_t>(base_unit_ + ghosts_[0]) * job_->unit_bytes();
-      cuda::copy_units(slab_, value_bytes(job_->precision), dst, false, unit_of(final_t_ % 2, ghosts_[0]), rows_.count,
+      cuda::copy_units(slab_, value_bytes(job_->precision), dst, unit_of(final_t_ % 2, ghosts_[0]), rows_.count,
                        cudaMemcpyDeviceToHost, nullptr, context("copying its units back to the host"));
     }
     release();
@@ -124,8 +124,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
     }
     RowBlock host_edge(Side side, std::int64_t t) const override {
       const CudaStencilSlab& d = device_;
-      const std::size_t per_side = static_cast<std::size_t>(d.job_->ghost_units()) * d.job_->unit_bytes();
-      return {d.host_edges_.get<char>() + d.slot(side, t) * per_side, d.job_->line_bytes()};
+      return {d.host_edges_.get<char>() + d.slot(side, t) * d.host_side_bytes(), d.job_->line_bytes()};
     }
     RowBlock ghost(Side side, std::int64_t t) const override {
       const CudaStencilSlab& d = device_;
@@ -162,6 +161,8 @@ class CudaStencilSlab final : public CudaStencilRunner {
     return job.halo_depth() > 1 ? 4 * staged_side_bytes(job, slab) : 0;
   }
   std::size_t staged_side_bytes() const { return staged_side_bytes(*job_, slab_); }
+  // A side's edge units in pinned memory, dense as the grid.
+  std::size_t host_side_bytes() const { return static_cast<std::size_t>(job_->ghost_units()) * job_->unit_bytes(); }
   // The slot of iterate t's edge units on `side`: [t % 2][side] (sync), or
   // [the slot staged for t][side] (blocked).
   std::size_t slot(Side side, std::int64_t t) const {
@@ -253,8 +254,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
     unit_stats_ = cuda::DeviceMemory(2 * static_cast<std::size_t>(n) * sizeof(double), context("allocating the unit sums"));
     host_unit_stats_ = cuda::PinnedMemory(2 * static_cast<std::size_t>(n) * sizeof(double),
                                           context("allocating pinned unit sums"));
-    const std::size_t per_side = static_cast<std::size_t>(job_->ghost_units()) * job_->unit_bytes();
-    host_edges_ = cuda::PinnedMemory(4 * per_side, context("allocating pinned edge units"));
+    host_edges_ = cuda::PinnedMemory(4 * host_side_bytes(), context("allocating pinned edge units"));
     staged_ = cuda::DeviceMemory(staged_bytes(*job_, slab_), context("allocating staged edge units"));
     slot_t_[0] = slot_t_[1] = -1;
     next_slot_ = 0;
@@ -284,7 +284,7 @@ class CudaStencilSlab final : public CudaStencilRunner {
 
   // The slab's units of dense grid values from `host` (its unit 0) into `to`.
   void upload(void* to, const char* host, const std::string& doing) const {
-    cuda::copy_units(slab_, value_bytes(job_->precision), to, true, host, units_, cudaMemcpyHostToDevice, nullptr, doing);
+    cuda::copy_units(slab_, value_bytes(job_->precision), to, host, units_, cudaMemcpyHostToDevice, nullptr, doing);
   }
 
   // A variable stencil's grids (a_k, then D) over the slab's units, each a

@@ -191,9 +191,10 @@ StencilSlab StencilSlab::of(const GridShape& shape) {
   return s;
 }
 
-void copy_units(const StencilSlab& slab, std::size_t value_bytes, void* to, bool to_slab, const void* from,
-                std::int64_t units, cudaMemcpyKind kind, cudaStream_t stream, const std::string& doing) {
+void copy_units(const StencilSlab& slab, std::size_t value_bytes, void* to, const void* from, std::int64_t units,
+                cudaMemcpyKind kind, cudaStream_t stream, const std::string& doing) {
   if (units <= 0) return;
+  const bool to_slab = kind == cudaMemcpyHostToDevice;
   const std::size_t slab_pitch = static_cast<std::size_t>(slab.cols) * value_bytes;
   const std::size_t grid_pitch = static_cast<std::size_t>(slab.grid_cols) * value_bytes;
   if (slab_pitch == grid_pitch) {

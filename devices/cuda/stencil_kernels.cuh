@@ -55,11 +55,12 @@ struct StencilSlab {
   std::int64_t buffer_values(std::int64_t units) const { return lead + units * unit_values; }
 };
 
-/// Copies `units` units between a slab's layout (`slab_units`: its unit 0)
-/// and the grid's dense one, as one 2-D copy of their lines, on `stream`
-/// (0: the legacy stream, waited for). Throws CudaError with `doing`.
-void copy_units(const StencilSlab& slab, std::size_t value_bytes, void* to, bool to_slab, const void* from,
-                std::int64_t units, cudaMemcpyKind kind, cudaStream_t stream, const std::string& doing);
+/// Copies `units` units between the grid's dense layout on the host and a
+/// slab's on the GPU (its unit 0), host to device or device to host as `kind`
+/// says, as one 2-D copy of their lines, on `stream` (0: the legacy stream,
+/// waited for). Throws CudaError with `doing`.
+void copy_units(const StencilSlab& slab, std::size_t value_bytes, void* to, const void* from, std::int64_t units,
+                cudaMemcpyKind kind, cudaStream_t stream, const std::string& doing);
 
 /// One launch: units [unit_begin, unit_end) of `in` swept into `out`, the
 /// residual of units [check_begin, check_end) among them folded on the way.

@@ -157,8 +157,8 @@ TEST(StencilCodegen, UnitsCopiedIntoASlabAndBackAreTheGridsValues) {
     for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
     cuda::DeviceMemory d(static_cast<std::size_t>(slab.buffer_values(units)) * sizeof(double), "test");
     double* unit0 = d.get<double>() + slab.lead;
-    cuda::copy_units(slab, sizeof(double), unit0, true, values.data(), units, cudaMemcpyHostToDevice, nullptr, "test");
-    cuda::copy_units(slab, sizeof(double), back.data(), false, unit0, units, cudaMemcpyDeviceToHost, nullptr, "test");
+    cuda::copy_units(slab, sizeof(double), unit0, values.data(), units, cudaMemcpyHostToDevice, nullptr, "test");
+    cuda::copy_units(slab, sizeof(double), back.data(), unit0, units, cudaMemcpyDeviceToHost, nullptr, "test");
     EXPECT_EQ(back, values) << grid.dimension() << "-D";
     // The last line's last value sits where the slab's layout puts it.
     double last = 0.0;
