@@ -9,10 +9,11 @@
 // taken in T and added in T as a balanced tree of neighbours (cell k += cell
 // k + h for every k that is a multiple of 2h, for h = 1, 2, 4, ..., 64); the
 // segments' results are added in double in column order in groups of 8 (1024
-// cells, the last group what is left), the groups' sums in column order, the
-// rows in row order;
+// cells, the last group what is left), the groups' sums in column order; the
+// rows' sums are added as a balanced binary tree over their indices
+// (core/tree_sum.hpp), so that processes exchange a few nodes of it, not rows;
 // a 3-D grid's rows are added in row order into its planes' sums, the planes
-// in plane order (like the rows of 2-D). A GPU block sweeps a group and adds it,
+// like the rows of 2-D. A GPU block sweeps a group and adds it,
 // so a check gathers 16 numbers a row of 16384 cells, not 128. Squares in T
 // spare a GPU a conversion to double for every cell (16 a clock an SM), which
 // cost a float sweep that checks every iteration 3% of its time on an H200. A
@@ -27,6 +28,7 @@
 #include <cstdint>
 
 #include "core/stencil_update.hpp"
+#include "core/tree_sum.hpp"
 #include "hetstencil/stencil.hpp"
 #include "hetstencil/problem.hpp"
 #include "hetstencil/progress.hpp"
@@ -86,13 +88,16 @@ RowResidual residual_row(const T* n, const T* c, const T* s, const T* h2f, std::
   });
 }
 
-/// The residual norms from the sums of n rows (planes in 3-D), added in order:
+/// The residual norms from the sum of every squared rho:
 /// l2 = sqrt(total) / l2_divisor, max = max_abs / max_divisor.
+inline Residual residual_norms(double total, double max_abs, double l2_divisor, double max_divisor) {
+  return {std::sqrt(total) / l2_divisor, max_abs / max_divisor};
+}
+
+/// The residual norms from the sums of n rows (planes in 3-D), added as their tree.
 inline Residual finish_residual(const double* sums, std::int64_t n, double max_abs, double l2_divisor,
                                 double max_divisor) {
-  double total = 0.0;
-  for (std::int64_t i = 0; i < n; ++i) total += sums[i];
-  return {std::sqrt(total) / l2_divisor, max_abs / max_divisor};
+  return residual_norms(tree_sum(sums, n), max_abs, l2_divisor, max_divisor);
 }
 
 /// The residual norms of poisson5 from the row sums of rows 1..ny: r = rho / h^2,

@@ -757,13 +757,18 @@ std::optional<Profile> load_profile(const std::string& path, const Fingerprint* 
   }
 }
 
+void make_cache_folder_for(const std::string& path) {
+  const auto folder = [](const std::string& file) {
+    const auto slash = file.find_last_of('/');
+    return slash == std::string::npos ? std::string() : file.substr(0, slash);
+  };
+  const std::string mine = folder(path);
+  if (!mine.empty() && mine == folder(default_profile_path("host"))) make_directories(mine);
+}
+
 Profile update_profile(const std::string& path, const Fingerprint& here, const std::function<void(Profile&)>& change) {
   if (path.empty()) HETSTENCIL_THROW(InvalidArgument, "the profile path is empty");
-  // The cache folder is ours to make; a folder the user named must exist.
-  const auto slash = path.find_last_of('/');
-  if (path == default_profile_path(here.host) && slash != std::string::npos && slash > 0) {
-    make_directories(path.substr(0, slash));
-  }
+  make_cache_folder_for(path);
   const FileLock lock(path + ".lock");
   Profile profile;
   const ProfileText file = read_profile_text(path);

@@ -193,6 +193,11 @@ Profile profile_from_json(const std::string& text, const std::string& source = "
 /// $XDG_CACHE_HOME/hetstencil/<host>.json, else ~/.cache/hetstencil/<host>.json.
 std::string default_profile_path(const std::string& host);
 
+/// Makes the folder of `path` (and those above it) where it is the cache
+/// folder of default_profile_path, which is ours to make; a folder the user
+/// named must exist. Throws SystemError where it cannot.
+void make_cache_folder_for(const std::string& path);
+
 /// The profile at `path`, or nothing (with a warning) when it is missing,
 /// unreadable, corrupt, partial, or, with `expected`, for another machine.
 /// Throws InvalidArgument when `path` is a folder.

@@ -216,6 +216,7 @@ void keep_process_links(const std::string& profile_path, const std::vector<Proce
         "every process at once, 1000 rounds a size (each process sends host messages of 1/2, 1, 2 and 4 times "
         "ghost_bytes to each neighbour while as many come from each, and copies them into its ghost rows), "
         "fitted to each size's mean round; a link into a process is its share of that process's round");
+    make_cache_folder_for(path);
     AtomicFile file(path);
     file.write(text.data(), text.size());
     file.commit();

@@ -172,21 +172,32 @@ class MpiProcesses final : public Processes {
   }
 
   // Non-blocking, so that a process that hangs ends the wait (wait_for's limit).
-  void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs,
-                    const std::atomic<bool>& abort, double limit_s) override {
-    std::vector<int> counts, offsets;
-    for (const RowRange& r : ranks) {
-      counts.push_back(static_cast<int>(r.count));  // rows of a grid: below 2^31
-      offsets.push_back(static_cast<int>(r.first - 1));
+  // Each process's largest |rho| travels after its sums: one collective.
+  std::vector<double> gather_sums(const std::vector<double>& mine, const std::vector<int>& counts, double& max_abs,
+                                  const std::atomic<bool>& abort, double limit_s) override {
+    std::vector<int> lengths, offsets;
+    int total = 0;
+    for (int count : counts) {
+      offsets.push_back(total);
+      lengths.push_back(count + 1);
+      total += count + 1;
     }
-    MpiMessage combined(rank_, "gathering the residual's row sums", true);
-    check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sums.data(), counts.data(), offsets.data(), MPI_DOUBLE,
-                          comm_, &combined.add()),
-          "gathering the residual's row sums");
-    // The largest is the same whatever the order.
-    check(MPI_Iallreduce(MPI_IN_PLACE, &max_abs, 1, MPI_DOUBLE, MPI_MAX, comm_, &combined.add()),
-          "reducing the largest residual");
-    wait_for(combined, abort, "residual row sums from every process", limit_s);
+    std::vector<double> all(static_cast<std::size_t>(total));
+    const std::size_t at = static_cast<std::size_t>(offsets[static_cast<std::size_t>(rank_)]);
+    std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(at));
+    all[at + mine.size()] = max_abs;
+    MpiMessage gathered(rank_, "gathering the residual's sums", true);
+    check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), lengths.data(), offsets.data(), MPI_DOUBLE,
+                          comm_, &gathered.add()),
+          "gathering the residual's sums");
+    wait_for(gathered, abort, "the residual's sums from every process", limit_s);
+    std::vector<double> sums;
+    for (std::size_t r = 0; r < counts.size(); ++r) {
+      const auto first = all.begin() + offsets[r];
+      sums.insert(sums.end(), first, first + counts[r]);
+      max_abs = std::max(max_abs, *(first + counts[r]));  // the largest is the same whatever the order
+    }
+    return sums;
   }
 
   void gather_rows(void* grid, std::size_t row_bytes, const std::vector<RowRange>& ranks) override {

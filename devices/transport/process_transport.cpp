@@ -324,10 +324,7 @@ ProcessTransport::ProcessTransport(std::vector<HaloRows*> halos, std::vector<Row
       job_(job),
       links_(std::move(links)),
       local_(std::move(halos), std::move(rows), job, h, spins,
-             [this](std::vector<double>& row_sums, double& max_abs) {
-               links_.processes->combine_rows(row_sums, links_.ranks, max_abs, local_.endpoint(0).abort_flag(),
-                                              links_.silence_limit_s);
-             }) {
+             [this](std::vector<TreeNode>& cover, double& max_abs) { combine_cover(cover, max_abs); }) {
   choose_paths();
   if (std::find(paths_.begin(), paths_.end(), LinkPath::Nccl) != paths_.end()) {
     // Every process takes part in making the communicators, those without an NCCL link too.
@@ -337,6 +334,23 @@ ProcessTransport::ProcessTransport(std::vector<HaloRows*> halos, std::vector<Row
                          links_.silence_limit_s);
   }
   for (std::size_t k = 0; k < halos_.size(); ++k) ends_.push_back(std::make_unique<End>(*this, k));
+}
+
+void ProcessTransport::combine_cover(std::vector<TreeNode>& cover, double& max_abs) {
+  const std::int64_t n = job_.units();
+  std::vector<TreeNode> all;
+  std::vector<int> counts;
+  for (const RowRange& r : links_.ranks) {
+    const std::vector<TreeNode> theirs = tree_cover(r.first - 1, r.end() - 1, n);
+    all.insert(all.end(), theirs.begin(), theirs.end());
+    counts.push_back(static_cast<int>(theirs.size()));
+  }
+  std::vector<double> mine;
+  for (const TreeNode& node : cover) mine.push_back(node.sum);
+  const std::vector<double> sums = links_.processes->gather_sums(mine, counts, max_abs,
+                                                                 local_.endpoint(0).abort_flag(), links_.silence_limit_s);
+  for (std::size_t i = 0; i < all.size(); ++i) all[i].sum = sums[i];
+  cover = std::move(all);
 }
 
 std::string node_name() {

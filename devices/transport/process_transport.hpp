@@ -5,8 +5,8 @@
 // messages staged in host memory (a GPU's rows go through its mover's host
 // copies), sent and received with persistent requests, since every round
 // moves the same buffers.
-// Residual checks gather every process's row sums, so that all reduce the
-// same rows in the same order.
+// Residual checks gather the nodes of the residual's tree that each process's
+// rows cover, so that all find the same root.
 #pragma once
 
 #include <memory>
@@ -41,6 +41,8 @@ class ProcessTransport final : public Transport {
 
   // Which path each link takes, and the NCCL ends of this process.
   void choose_paths();
+  // ResidualCheck's Combine: every process's nodes, in row order.
+  void combine_cover(std::vector<TreeNode>& cover, double& max_abs);
 
   std::vector<HaloRows*> halos_;
   const StencilJob& job_;

@@ -48,13 +48,12 @@ class Processes {
   virtual std::vector<std::string> all_gather(const std::string& mine) = 0;
   /// Rank 0's `text` on every process.
   virtual std::string broadcast(const std::string& text) = 0;
-  /// `sums` (one per grid row, row 1 first) holds this process's rows
-  /// `ranks[rank()]`; on return it holds every process's rows (ranks[r] are
-  /// process r's rows, in row order, covering the grid), and `max_abs` is the
-  /// largest over the processes. The same bits on every process. Waits as
-  /// wait_for does (`abort`, `limit_s`).
-  virtual void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs,
-                            const std::atomic<bool>& abort, double limit_s) = 0;
+  /// Every process's `mine` (process r's holds counts[r] values), one after
+  /// the other in rank order, on every process, and `max_abs` the largest
+  /// over the processes. The same bits on every process. Waits as wait_for
+  /// does (`abort`, `limit_s`).
+  virtual std::vector<double> gather_sums(const std::vector<double>& mine, const std::vector<int>& counts,
+                                          double& max_abs, const std::atomic<bool>& abort, double limit_s) = 0;
   /// Rank 0's `grid` (rows of `row_bytes`, row 0 the boundary) receives every
   /// process's rows `ranks[r]`.
   virtual void gather_rows(void* grid, std::size_t row_bytes, const std::vector<RowRange>& ranks) = 0;

@@ -10,7 +10,15 @@ namespace hetstencil {
 
 ResidualCheck::ResidualCheck(std::vector<RowRange> slabs, const StencilJob& job, double h, Combine combine)
     : slabs_(std::move(slabs)), job_(job), h_(h), combine_(std::move(combine)),
-      row_sums_(static_cast<std::size_t>(job.units()), 0.0) {}
+      row_sums_(static_cast<std::size_t>(job.units()), 0.0) {
+  std::int64_t first = job.units() + 1;
+  std::int64_t end = 1;
+  for (const RowRange& slab : slabs_) {
+    first = std::min(first, slab.first);
+    end = std::max(end, slab.end());
+  }
+  mine_ = {first, end - first};
+}
 
 CheckOutcome ResidualCheck::join(std::size_t k, std::int64_t t, const double* row_sums, double max_abs,
                                  const std::atomic<bool>& abort) {
@@ -19,11 +27,14 @@ CheckOutcome ResidualCheck::join(std::size_t k, std::int64_t t, const double* ro
   max_abs_ = std::max(max_abs_, max_abs);
   const std::int64_t generation = completed_;
   if (++arrived_ == slabs_.size()) {
-    if (combine_) combine_(row_sums_, max_abs_);
+    const std::int64_t n = job_.units();
+    std::vector<TreeNode> cover = tree_cover(mine_.first - 1, mine_.end() - 1, n);
+    for (TreeNode& node : cover) node.sum = tree_node_sum(row_sums_.data(), n, node.level, node.index);
+    if (combine_) combine_(cover, max_abs_);
     double l2_divisor = 0.0;
     double max_divisor = 0.0;
     residual_divisors(job_.stencil.source_scale, job_.stencil.dimension, h_, l2_divisor, max_divisor);
-    const Residual r = finish_residual(row_sums_.data(), job_.units(), max_abs_, l2_divisor, max_divisor);
+    const Residual r = residual_norms(tree_root(cover, n), max_abs_, l2_divisor, max_divisor);
     if (t == 0) record_.initial_residual = r;
     last_outcome_ = {r, stops_after_check(job_.stop, t, r, record_.initial_residual)};
     record_.final_residual = r;

@@ -1,9 +1,10 @@
 // The residual check of one solve among threads of one process: each device
-// hands in its rows' squared-residual sums, the last to arrive reduces them in
-// grid row order (so the bits do not depend on the split) and all leave with
-// the same outcome. Where the solve spans processes, the last to arrive first
-// fetches the other processes' row sums (Combine), so that every process
-// reduces every row in the same order: the same bits for any number of them.
+// hands in its rows' squared-residual sums, the last to arrive adds them as
+// the residual's tree (core/tree_sum.hpp: the bits do not depend on the split)
+// and all leave with the same outcome. Where the solve spans processes, the
+// last to arrive sends the nodes of the tree that this process's rows cover and
+// receives the other processes' (Combine), so that every process finds the
+// same root: the same bits for any number of processes.
 #pragma once
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/tree_sum.hpp"
 #include "devices/device.hpp"
 #include "devices/transport/transport.hpp"
 
@@ -20,9 +22,10 @@ namespace hetstencil {
 
 class ResidualCheck {
  public:
-  /// Fills in the row sums (one per grid row) and the largest |rho| of the
-  /// rows other processes hold; ours are in place.
-  using Combine = std::function<void(std::vector<double>& row_sums, double& max_abs)>;
+  /// Replaces the tree's nodes over this process's rows (tree_cover's, with
+  /// their sums) with every process's, in row order, and `max_abs` with the
+  /// largest over the processes.
+  using Combine = std::function<void(std::vector<TreeNode>& cover, double& max_abs)>;
 
   /// `slabs`: the rows of each device taking part, in any order that covers
   /// 1..ny, or this process's part of them where `combine` fetches the rest.
@@ -44,6 +47,7 @@ class ResidualCheck {
   const StencilJob& job_;
   double h_;
   Combine combine_;
+  RowRange mine_;  // the rows of every slab
   std::mutex mutex_;
   std::condition_variable done_;
   std::vector<double> row_sums_;

@@ -1,14 +1,18 @@
 // The residual's fixed order (core/residual.hpp): a segment's squares and tree
-// in the problem's precision, the segments in groups of 8 and the rows in double.
+// in the problem's precision, the segments in groups of 8, the rows as a tree
+// in double (core/tree_sum.hpp), the same for any split of the rows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <vector>
 
 #include "core/residual.hpp"
+#include "core/tree_sum.hpp"
 #include "hetstencil/reference.hpp"
 
 namespace hetstencil {
@@ -93,6 +97,67 @@ TEST(ResidualOrder, AFloatGridWhoseSquaresOverflowRunsToItsIterationLimit) {
   EXPECT_TRUE(std::isinf(r.report.initial_residual.l2));
   EXPECT_FALSE(r.report.converged);
   EXPECT_EQ(r.report.iterations, 25);
+}
+
+// The rows' tree written the other way: level by level, each pair's sum, a
+// last value without a partner carried up as it is.
+double rows_tree(std::vector<double> level) {
+  if (level.empty()) return 0.0;
+  while (level.size() > 1) {
+    std::vector<double> up;
+    for (std::size_t k = 0; k < level.size(); k += 2) up.push_back(k + 1 < level.size() ? level[k] + level[k + 1] : level[k]);
+    level = up;
+  }
+  return level[0];
+}
+
+std::vector<double> row_sums(std::int64_t n, std::mt19937& random) {
+  std::uniform_real_distribution<double> magnitude(-30.0, 30.0);
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (double& x : v) x = std::exp(magnitude(random));
+  return v;
+}
+
+TEST(ResidualOrder, RowsAreAddedAsABalancedTree) {
+  std::mt19937 random(7);
+  for (std::int64_t n : {1, 2, 3, 5, 8, 9, 13, 100, 1000, 4097}) {
+    const std::vector<double> v = row_sums(n, random);
+    const double expected = rows_tree(v);
+    const double got = tree_sum(v.data(), n);
+    EXPECT_EQ(std::memcmp(&got, &expected, sizeof(double)), 0) << "n " << n;
+  }
+  // Not the sums in row order: 1 + e + e + e is 1 that way, 1 + 2e as a tree.
+  const double e = std::ldexp(1.0, -53);
+  const std::vector<double> four{1.0, e, e, e};
+  EXPECT_EQ(tree_sum(four.data(), 4), 1.0 + 2 * e);
+  EXPECT_EQ(tree_sum(four.data(), 0), 0.0);
+}
+
+TEST(ResidualOrder, AnySplitsNodesGiveTheWholeTreesBits) {
+  std::mt19937 random(11);
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::int64_t n = std::uniform_int_distribution<std::int64_t>(1, 3000)(random);
+    const std::vector<double> v = row_sums(n, random);
+    const int parts = std::uniform_int_distribution<int>(1, 9)(random);
+    std::vector<std::int64_t> cuts{0, n};
+    for (int k = 1; k < parts; ++k) cuts.push_back(std::uniform_int_distribution<std::int64_t>(0, n)(random));
+    std::sort(cuts.begin(), cuts.end());
+    std::vector<TreeNode> cover;
+    for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+      const std::vector<TreeNode> part = tree_cover(cuts[k], cuts[k + 1], n);
+      EXPECT_LE(part.size(), static_cast<std::size_t>(2 * tree_levels(n) + 1));
+      for (TreeNode node : part) {
+        // A part's nodes add its own values only.
+        EXPECT_GE(node.first(), cuts[k]);
+        EXPECT_TRUE(cuts[k + 1] == n || node.first() + (std::int64_t{1} << node.level) <= cuts[k + 1]);
+        node.sum = tree_node_sum(v.data(), n, node.level, node.index);
+        cover.push_back(node);
+      }
+    }
+    const double expected = tree_sum(v.data(), n);
+    const double got = tree_root(cover, n);
+    ASSERT_EQ(std::memcmp(&got, &expected, sizeof(double)), 0) << "n " << n << ", " << parts << " parts";
+  }
 }
 
 }  // namespace

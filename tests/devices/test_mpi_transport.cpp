@@ -64,8 +64,8 @@ class World {
   std::mutex mutex;
   std::condition_variable changed;
   std::map<std::tuple<int, int, int>, std::vector<std::vector<char>>> mail;
-  // combine_rows: every process's rows, written in turn.
-  std::vector<double> sums;
+  // gather_sums: each rank's sums, written in turn.
+  std::vector<double> parts[kRanks];
   double max_abs = 0.0;
   int arrived = 0;
   int generation = 0;
@@ -107,16 +107,13 @@ class FakeProcesses final : public Processes {
   std::string broadcast(const std::string&) override { unused(); }
   void gather_rows(void*, std::size_t, const std::vector<RowRange>&) override { unused(); }
 
-  void combine_rows(std::vector<double>& sums, const std::vector<RowRange>& ranks, double& max_abs,
-                    const std::atomic<bool>&, double) override {
+  std::vector<double> gather_sums(const std::vector<double>& mine, const std::vector<int>& counts, double& max_abs,
+                                  const std::atomic<bool>&, double) override {
     std::unique_lock<std::mutex> lock(world_.mutex);
     const int generation = world_.generation;
-    if (world_.arrived == 0) {
-      world_.sums.assign(sums.size(), 0.0);
-      world_.max_abs = 0.0;
-    }
-    const RowRange mine = ranks[static_cast<std::size_t>(rank_)];
-    std::copy(sums.begin() + (mine.first - 1), sums.begin() + (mine.end() - 1), world_.sums.begin() + (mine.first - 1));
+    if (world_.arrived == 0) world_.max_abs = 0.0;
+    EXPECT_EQ(mine.size(), static_cast<std::size_t>(counts[static_cast<std::size_t>(rank_)]));
+    world_.parts[rank_] = mine;
     world_.max_abs = std::max(world_.max_abs, max_abs);
     if (++world_.arrived == kRanks) {
       world_.arrived = 0;
@@ -125,8 +122,10 @@ class FakeProcesses final : public Processes {
     } else {
       world_.changed.wait(lock, [&] { return world_.generation != generation; });
     }
-    sums = world_.sums;
+    std::vector<double> all;
+    for (const std::vector<double>& part : world_.parts) all.insert(all.end(), part.begin(), part.end());
     max_abs = world_.max_abs;
+    return all;
   }
 
   std::unique_ptr<Message> send(int to, int tag, const void* data, std::size_t bytes) override {

@@ -28,6 +28,9 @@ case $case in
     for r in 0 1 2; do grep -q "\"r$r.cpu0\"" "$dir/three.json" || fail "the report lacks rank $r's device"; done
     grep -q 'ghost rows between processes: r0-r1 host staging, r1-r2 host staging' "$dir/three.json" ||
       fail "the report does not name host staging as the path between CPU devices of different processes"
+    # No profile was made first: the cache folder is made for the links measured.
+    compgen -G "$XDG_CACHE_HOME/hetstencil/*.links.json" > /dev/null ||
+      fail "the links measured are not kept where no profile was made before"
     ;;
   blocked)
     # Two devices a process (the shared-memory transport between them), three
