@@ -189,6 +189,14 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   const std::unique_ptr<Transport> transport =
       make_transport(devices, rows, job, problem.h(), spins, links ? &*links : nullptr);
   report.setup_s += run_on_threads(n, [&](std::size_t k) { transport->connect(k); }, {}, host_thread);
+  if (spread) {
+    // Every process starts its iterations and its clock together: one whose
+    // set-up ended first would otherwise count the others' in its solve time.
+    const std::atomic<bool> never{false};
+    const auto begin = std::chrono::steady_clock::now();
+    spread->processes->barrier(never, kSilenceLimitS);
+    report.setup_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  }
   log::debug("running {} iterations at most on {} devices", problem.stop.max_iterations, n);
   {
     ProgressMonitor monitor(watch, *transport);

@@ -172,6 +172,12 @@ class MpiProcesses final : public Processes {
   }
 
   // Non-blocking, so that a process that hangs ends the wait (wait_for's limit).
+  void barrier(const std::atomic<bool>& abort, double limit_s) override {
+    MpiMessage met(rank_, "waiting for every process", true);
+    check(MPI_Ibarrier(comm_, &met.add()), "waiting for every process");
+    wait_for(met, abort, "answer from every process", limit_s);
+  }
+
   // Each process's largest |rho| travels after its sums: one collective.
   std::vector<double> gather_sums(const std::vector<double>& mine, const std::vector<int>& counts, double& max_abs,
                                   const std::atomic<bool>& abort, double limit_s) override {

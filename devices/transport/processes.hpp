@@ -48,6 +48,9 @@ class Processes {
   virtual std::vector<std::string> all_gather(const std::string& mine) = 0;
   /// Rank 0's `text` on every process.
   virtual std::string broadcast(const std::string& text) = 0;
+  /// Returns once every process has called it. Waits as wait_for does
+  /// (`abort`, `limit_s`).
+  virtual void barrier(const std::atomic<bool>& abort, double limit_s) = 0;
   /// Every process's `mine` (process r's holds counts[r] values), one after
   /// the other in rank order, on every process, and `max_abs` the largest
   /// over the processes. The same bits on every process. Waits as wait_for

@@ -1,6 +1,6 @@
 // The processes of a solve over MPI (mpi_processes.cpp), run by ctest as
-// `mpiexec -np 3 test_mpi_processes`: gathers and broadcasts, the residual's
-// row sums the same on every process, the solution's rows on rank 0,
+// `mpiexec -np 3 test_mpi_processes`: gathers and broadcasts, a barrier, the
+// residual's sums the same on every process, the solution's rows on rank 0,
 // messages between neighbours, and one process's failure thrown on every
 // process (agree); and a Runtime on the communicator, as an application makes
 // one, solving with the reference's bits. Skipped in a build without MPI or without a
@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "devices/transport/processes.hpp"
@@ -64,6 +66,16 @@ TEST_F(MpiTest, EveryProcessGetsEveryProcesssSumsInRankOrderAndTheLargest) {
   ASSERT_EQ(all.size(), expected.size());
   EXPECT_EQ(std::memcmp(all.data(), expected.data(), all.size() * sizeof(double)), 0);
   EXPECT_EQ(max_abs, 2.0);
+}
+
+TEST_F(MpiTest, ABarrierWaitsForTheLastProcess) {
+  const std::atomic<bool> abort{false};
+  processes_->barrier(abort, kSilenceLimitS);
+  const auto begin = std::chrono::steady_clock::now();
+  if (processes_->rank() == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  processes_->barrier(abort, kSilenceLimitS);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  EXPECT_GE(waited, 0.25) << "rank " << processes_->rank() << " left the barrier before rank 1 came";
 }
 
 TEST_F(MpiTest, Rank0ReceivesEveryProcesssRows) {

@@ -106,6 +106,7 @@ class FakeProcesses final : public Processes {
   std::vector<std::string> all_gather(const std::string&) override { return unused(); }
   std::string broadcast(const std::string&) override { unused(); }
   void gather_rows(void*, std::size_t, const std::vector<RowRange>&) override { unused(); }
+  void barrier(const std::atomic<bool>&, double) override { unused(); }
 
   std::vector<double> gather_sums(const std::vector<double>& mine, const std::vector<int>& counts, double& max_abs,
                                   const std::atomic<bool>&, double) override {
