@@ -109,6 +109,8 @@ Projection project(const std::string& cluster_path, const Problem& problem, cons
       "GPU's interior sweep as a link within a node does, and a CPU device waits for them",
       "rows split evenly over the nodes (the nodes are equal), then over a node's devices by the node's model",
       "GPU memory is not checked: a node's share must fit in it",
+      "residual checks are not priced: a check gathers from each node the few nodes of the residual's sum tree "
+      "its rows cover (at most 2 log2(ny) + 1 numbers), one all-gather of a few hundred bytes a node",
   };
   return out;
 }
