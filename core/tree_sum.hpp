@@ -10,7 +10,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "hetstencil/error.hpp"
 
 namespace hetstencil {
 
@@ -77,8 +80,9 @@ inline std::vector<TreeNode> tree_cover(std::int64_t first, std::int64_t end, st
 }
 
 /// The root's sum from nodes that cover 0 .. n - 1 in order (tree_cover's of
-/// consecutive ranges, with their sums).
+/// consecutive ranges, with their sums). Throws Error for nodes that do not.
 inline double tree_root(const std::vector<TreeNode>& cover, std::int64_t n) {
+  const int top = tree_levels(n);
   std::vector<TreeNode> stack;
   const auto merge_siblings = [&] {
     while (stack.size() >= 2) {
@@ -89,19 +93,26 @@ inline double tree_root(const std::vector<TreeNode>& cover, std::int64_t n) {
       stack.pop_back();
     }
   };
+  const auto not_a_cover = [n] {
+    HETSTENCIL_THROW(Error, "the residual's sum tree was given nodes that do not cover its " + std::to_string(n) +
+                                " values in order");
+  };
+  std::int64_t covered = 0;  // values 0 .. covered - 1 so far
   for (const TreeNode& node : cover) {
+    if (node.level < 0 || node.level > top || node.first() != covered || covered >= n) not_a_cover();
+    covered += std::int64_t{1} << node.level;
     stack.push_back(node);
     merge_siblings();
   }
-  if (stack.empty()) return 0.0;
-  const int top = tree_levels(n);
-  // What is left is the right edge, whose right siblings start past n.
-  while (stack.size() > 1 || stack.back().level < top) {
+  if (covered < n) not_a_cover();
+  if (n == 0) return 0.0;
+  // What is left is the right edge, whose right siblings start at or past n.
+  while (stack.back().level < top && stack.back().index % 2 == 0) {
     TreeNode& last = stack.back();
-    if (last.index % 2 != 0) break;  // a right child without its left: not a cover
     last = {last.level + 1, last.index / 2, last.sum};
     merge_siblings();
   }
+  if (stack.size() != 1 || stack.back().level != top) not_a_cover();
   return stack.back().sum;
 }
 

@@ -178,9 +178,16 @@ class MpiProcesses final : public Processes {
     wait_for(met, abort, "answer from every process", limit_s);
   }
 
-  // Each process's largest |rho| travels after its sums: one collective.
+  // Each process's largest |rho| travels after its sums: one collective. Its
+  // buffer is a member: a wait that throws leaves the collective to
+  // MPI_Abort, and it must not write into freed memory meanwhile.
   std::vector<double> gather_sums(const std::vector<double>& mine, const std::vector<int>& counts, double& max_abs,
                                   const std::atomic<bool>& abort, double limit_s) override {
+    if (mine.size() != static_cast<std::size_t>(counts[static_cast<std::size_t>(rank_)])) {
+      HETSTENCIL_THROW(Error, "rank " + std::to_string(rank_) + " has " + std::to_string(mine.size()) +
+                                  " residual sums to send where every process expects " +
+                                  std::to_string(counts[static_cast<std::size_t>(rank_)]));
+    }
     std::vector<int> lengths, offsets;
     int total = 0;
     for (int count : counts) {
@@ -188,18 +195,18 @@ class MpiProcesses final : public Processes {
       lengths.push_back(count + 1);
       total += count + 1;
     }
-    std::vector<double> all(static_cast<std::size_t>(total));
+    gathered_.assign(static_cast<std::size_t>(total), 0.0);
     const std::size_t at = static_cast<std::size_t>(offsets[static_cast<std::size_t>(rank_)]);
-    std::copy(mine.begin(), mine.end(), all.begin() + static_cast<std::ptrdiff_t>(at));
-    all[at + mine.size()] = max_abs;
+    std::copy(mine.begin(), mine.end(), gathered_.begin() + static_cast<std::ptrdiff_t>(at));
+    gathered_[at + mine.size()] = max_abs;
     MpiMessage gathered(rank_, "gathering the residual's sums", true);
-    check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), lengths.data(), offsets.data(), MPI_DOUBLE,
-                          comm_, &gathered.add()),
+    check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, gathered_.data(), lengths.data(), offsets.data(),
+                          MPI_DOUBLE, comm_, &gathered.add()),
           "gathering the residual's sums");
     wait_for(gathered, abort, "the residual's sums from every process", limit_s);
     std::vector<double> sums;
     for (std::size_t r = 0; r < counts.size(); ++r) {
-      const auto first = all.begin() + offsets[r];
+      const auto first = gathered_.begin() + offsets[r];
       sums.insert(sums.end(), first, first + counts[r]);
       max_abs = std::max(max_abs, *(first + counts[r]));  // the largest is the same whatever the order
     }
@@ -268,6 +275,7 @@ class MpiProcesses final : public Processes {
   int size_ = 1;
   int local_rank_ = 0;
   bool cuda_aware_ = false;
+  std::vector<double> gathered_;  // gather_sums' receive buffer
 };
 
 }  // namespace

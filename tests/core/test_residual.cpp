@@ -13,6 +13,7 @@
 
 #include "core/residual.hpp"
 #include "core/tree_sum.hpp"
+#include "hetstencil/error.hpp"
 #include "hetstencil/reference.hpp"
 
 namespace hetstencil {
@@ -158,6 +159,18 @@ TEST(ResidualOrder, AnySplitsNodesGiveTheWholeTreesBits) {
     const double got = tree_root(cover, n);
     ASSERT_EQ(std::memcmp(&got, &expected, sizeof(double)), 0) << "n " << n << ", " << parts << " parts";
   }
+}
+
+TEST(ResidualOrder, NodesThatDoNotCoverTheValuesInOrderAreRefused) {
+  const std::int64_t n = 6;
+  const TreeNode a{1, 0, 1.0}, b{1, 1, 2.0}, c{1, 2, 3.0};  // values 0-1, 2-3, 4-5
+  EXPECT_EQ(tree_root({a, b, c}, n), (1.0 + 2.0) + 3.0);
+  EXPECT_THROW(tree_root({b, a, c}, n), Error);     // out of order
+  EXPECT_THROW(tree_root({a, c}, n), Error);        // a gap
+  EXPECT_THROW(tree_root({a, b}, n), Error);        // short of n
+  EXPECT_THROW(tree_root({a, a, b, c}, n), Error);  // twice
+  EXPECT_THROW(tree_root({a, b, c, {1, 3, 0.0}}, n), Error);  // past n
+  EXPECT_EQ(tree_root({}, 0), 0.0);
 }
 
 }  // namespace
