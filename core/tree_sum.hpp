@@ -32,20 +32,21 @@ inline int tree_levels(std::int64_t n) {
   return level;
 }
 
-/// The tree over values[0 .. count - 1] alone, a level at a time: each pair's
-/// sum, a last value without a partner carried up as it is.
-inline double tree_levels_sum(const double* values, std::int64_t count) {
-  if (count == 0) return 0.0;
-  if (count == 1) return values[0];
-  std::vector<double> level(static_cast<std::size_t>((count + 1) / 2));
+/// The sum of values[0 .. n - 1] in the tree's order, a level at a time:
+/// each pair's sum, a last value without a partner carried up as it is; 0 for
+/// n = 0.
+inline double tree_sum(const double* values, std::int64_t n) {
+  if (n == 0) return 0.0;
+  if (n == 1) return values[0];
+  std::vector<double> level(static_cast<std::size_t>((n + 1) / 2));
   double* up = level.data();
   const double* in = values;
-  while (count > 1) {
-    const std::int64_t pairs = count / 2;
+  while (n > 1) {
+    const std::int64_t pairs = n / 2;
     for (std::int64_t k = 0; k < pairs; ++k) up[k] = in[2 * k] + in[2 * k + 1];
-    if (count % 2 != 0) up[pairs] = in[count - 1];
+    if (n % 2 != 0) up[pairs] = in[n - 1];
     in = up;  // a level is written over the one below it: k <= 2k
-    count = (count + 1) / 2;
+    n = (n + 1) / 2;
   }
   return up[0];
 }
@@ -54,11 +55,8 @@ inline double tree_levels_sum(const double* values, std::int64_t count) {
 /// values' own tree, since the node starts where a pair does at every level.
 inline double tree_node_sum(const double* values, std::int64_t n, int level, std::int64_t index) {
   const std::int64_t first = index << level;
-  return tree_levels_sum(values + first, std::min(std::int64_t{1} << level, n - first));
+  return tree_sum(values + first, std::min(std::int64_t{1} << level, n - first));
 }
-
-/// The sum of values[0 .. n - 1] in the tree's order; 0 for n = 0.
-inline double tree_sum(const double* values, std::int64_t n) { return tree_levels_sum(values, n); }
 
 /// The fewest nodes that cover values first .. end - 1 of n, in order, each
 /// the largest that starts where the one before ends (sums left at 0): what a

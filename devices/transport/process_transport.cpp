@@ -325,6 +325,11 @@ ProcessTransport::ProcessTransport(std::vector<HaloRows*> halos, std::vector<Row
       links_(std::move(links)),
       local_(std::move(halos), std::move(rows), job, h, spins,
              [this](std::vector<TreeNode>& cover, double& max_abs) { combine_cover(cover, max_abs); }) {
+  for (const RowRange& r : links_.ranks) {
+    const std::vector<TreeNode> theirs = tree_cover(r.first - 1, r.end() - 1, job_.units());
+    every_cover_.insert(every_cover_.end(), theirs.begin(), theirs.end());
+    cover_counts_.push_back(static_cast<int>(theirs.size()));
+  }
   choose_paths();
   if (std::find(paths_.begin(), paths_.end(), LinkPath::Nccl) != paths_.end()) {
     // Every process takes part in making the communicators, those without an NCCL link too.
@@ -337,20 +342,12 @@ ProcessTransport::ProcessTransport(std::vector<HaloRows*> halos, std::vector<Row
 }
 
 void ProcessTransport::combine_cover(std::vector<TreeNode>& cover, double& max_abs) {
-  const std::int64_t n = job_.units();
-  std::vector<TreeNode> all;
-  std::vector<int> counts;
-  for (const RowRange& r : links_.ranks) {
-    const std::vector<TreeNode> theirs = tree_cover(r.first - 1, r.end() - 1, n);
-    all.insert(all.end(), theirs.begin(), theirs.end());
-    counts.push_back(static_cast<int>(theirs.size()));
-  }
   std::vector<double> mine;
   for (const TreeNode& node : cover) mine.push_back(node.sum);
-  const std::vector<double> sums = links_.processes->gather_sums(mine, counts, max_abs,
+  const std::vector<double> sums = links_.processes->gather_sums(mine, cover_counts_, max_abs,
                                                                  local_.endpoint(0).abort_flag(), links_.silence_limit_s);
-  for (std::size_t i = 0; i < all.size(); ++i) all[i].sum = sums[i];
-  cover = std::move(all);
+  cover = every_cover_;
+  for (std::size_t i = 0; i < cover.size(); ++i) cover[i].sum = sums[i];
 }
 
 std::string node_name() {

@@ -52,6 +52,9 @@ class ProcessTransport final : public Transport {
   std::vector<NcclEnd> nccl_ends_;
   std::unique_ptr<NcclLinks> nccl_;  // where a link of this process is NCCL's
   std::vector<std::unique_ptr<End>> ends_;
+  // The residual tree's nodes over each process's rows, in rank order, and their count by rank.
+  std::vector<TreeNode> every_cover_;
+  std::vector<int> cover_counts_;
 };
 
 }  // namespace hetstencil

@@ -17,7 +17,7 @@ ResidualCheck::ResidualCheck(std::vector<RowRange> slabs, const StencilJob& job,
     first = std::min(first, slab.first);
     end = std::max(end, slab.end());
   }
-  mine_ = {first, end - first};
+  cover_ = tree_cover(first - 1, end - 1, job.units());
 }
 
 CheckOutcome ResidualCheck::join(std::size_t k, std::int64_t t, const double* row_sums, double max_abs,
@@ -28,7 +28,7 @@ CheckOutcome ResidualCheck::join(std::size_t k, std::int64_t t, const double* ro
   const std::int64_t generation = completed_;
   if (++arrived_ == slabs_.size()) {
     const std::int64_t n = job_.units();
-    std::vector<TreeNode> cover = tree_cover(mine_.first - 1, mine_.end() - 1, n);
+    std::vector<TreeNode> cover = cover_;
     for (TreeNode& node : cover) node.sum = tree_node_sum(row_sums_.data(), n, node.level, node.index);
     if (combine_) combine_(cover, max_abs_);
     double l2_divisor = 0.0;

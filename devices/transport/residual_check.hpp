@@ -47,7 +47,7 @@ class ResidualCheck {
   const StencilJob& job_;
   double h_;
   Combine combine_;
-  RowRange mine_;  // the rows of every slab
+  std::vector<TreeNode> cover_;  // the tree's nodes over the rows of every slab
   std::mutex mutex_;
   std::condition_variable done_;
   std::vector<double> row_sums_;
