@@ -30,16 +30,20 @@
 # solves, each learning from the ones before (a CPU device's slowdown beside GPUs).
 # blocked: for each device set, calibrate for blocked (K = 4, 8), then planned
 # solves of float 16384^2, sync and blocked, predicted beside measured.
-# throttled: gpu0 held to 4, 12 and 25% of its SMs by MPS (the regime where the
-# CPU earns 10-40% of the rows): calibrate cpu0,gpu0 for double 8192^2, then a
+# throttled: gpu0 whole, then held to 4, 12 and 25% of its SMs by MPS (the regime where
+# the CPU earns 10-40% of the rows): calibrate cpu0,gpu0 for double 8192^2, then a
 # sweep of cpu0's share from 0 to 60%; the worst point's error and the planned
 # split's. Skipped where nvidia-cuda-mps-control is missing.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-/tmp/hetstencil-gpu-check}
+# The device tool returns at most 8 files: the logs are written to a folder of
+# their own and archived into $OUT at the end, so that a run cut short by the
+# tool's time limit still returns its summary.
+returned=${OUT:-/tmp/hetstencil-gpu-check}
+out=$(mktemp -d /tmp/hetstencil-gpu-check-logs.XXXXXX)
 parts=${*:-tests consumer sanitize bench tune solves scaling grids stencils processes ranks model accuracy blocked variants throttled}
-mkdir -p "$out"
-rm -f "$out/summary.txt"
+mkdir -p "$returned"
+rm -f "$returned/summary.txt"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
 gpus=$(nvidia-smi -L | wc -l)
@@ -47,11 +51,11 @@ want() { [[ " $parts " == *" $1 "* ]]; }
 
 step() { echo; echo "=== $*"; }
 summary=()
-# Each line is also kept in $out/summary.txt at once: a run cut short by the
+# Each line is also kept in $returned/summary.txt at once: a run cut short by the
 # device tool's time limit still returns what it measured.
 record() {
   summary+=("$(printf '%-34s %s' "$1" "$2")")
-  printf '%-34s %s\n' "$1" "$2" >>"$out/summary.txt"
+  printf '%-34s %s\n' "$1" "$2" >>"$returned/summary.txt"
 }
 
 step "machine"
@@ -395,15 +399,17 @@ if want throttled; then
   if ! command -v nvidia-cuda-mps-control >/dev/null; then
     record "throttled" "skipped: no nvidia-cuda-mps-control"
   else
-    export CUDA_MPS_PIPE_DIRECTORY=$out/mps-pipe CUDA_MPS_LOG_DIRECTORY=$out/mps-log
-    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    for pct in 4 12 25; do
+    for pct in 100 4 12 25; do  # 100: the whole GPU, before any MPS server
       label="throttled-$pct"
       export XDG_CACHE_HOME=$out/cache-$label  # each percentage its own model
-      export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct
-      if ! nvidia-cuda-mps-control -d >"$out/mps-$pct.log" 2>&1; then
-        record "$label" "skipped: MPS did not start ($(tail -1 "$out/mps-$pct.log"))"
-        continue
+      if [ $pct -lt 100 ]; then
+        export CUDA_MPS_PIPE_DIRECTORY=$out/mps-pipe CUDA_MPS_LOG_DIRECTORY=$out/mps-log
+        mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+        export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct
+        if ! nvidia-cuda-mps-control -d >"$out/mps-$pct.log" 2>&1; then
+          record "$label" "skipped: MPS did not start ($(tail -1 "$out/mps-$pct.log"))"
+          continue
+        fi
       fi
       common=(--devices cpu0,gpu0 --precision double --nx 8192 --iters 300)
       $bin calibrate --devices cpu0,gpu0 --precision double --nx 8192 >"$out/calibrate-$label.txt" 2>&1
@@ -411,8 +417,10 @@ if want throttled; then
         --csv "$out/sweep-$label.csv" --json "$out/sweep-$label.json" >"$out/sweep-$label.txt" 2>&1
       record "$label SMs $pct%" "$(grep -E '^worst point error' "$out/sweep-$label.txt")"
       record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
-      echo quit | nvidia-cuda-mps-control
-      sleep 2  # the server leaves before the next percentage starts one
+      if [ $pct -lt 100 ]; then
+        echo quit | nvidia-cuda-mps-control
+        sleep 2  # the server leaves before the next percentage starts one
+      fi
     done
     unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
   fi
@@ -420,6 +428,4 @@ fi
 
 step "summary"
 printf '%s\n' "${summary[@]}"
-# One archive of the logs, CSVs and profile: the device tool returns few files.
-tar czf /tmp/hetstencil-logs.tgz -C "$out" . && find "$out" -mindepth 1 ! -name summary.txt -delete &&
-  mv /tmp/hetstencil-logs.tgz "$out/logs.tgz"
+tar czf "$returned/logs.tgz" -C "$out" . && rm -rf "$out"
