@@ -6,6 +6,8 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <spdlog/fmt/fmt.h>
+
 #include "hetstencil/statistics.hpp"
 
 namespace hetstencil {
@@ -15,7 +17,25 @@ double clock_ticks() { return static_cast<double>(sysconf(_SC_CLK_TCK)); }
 
 }  // namespace
 
-bool HostLoad::Figures::crowded() const { return others > kCrowdingCores && others > idle; }
+bool HostLoad::Figures::crowded() const {
+  return stolen > kCrowdingCores || (others > kCrowdingCores && others > idle);
+}
+
+std::string HostLoad::Figures::describe() const {
+  if (others < 0.0 || !crowded()) return "";
+  std::string said;
+  if (others > kCrowdingCores && others > idle) {
+    said = fmt::format("other processes took {:.1f} cores while it ran ({:.1f} left idle)", others, idle);
+  }
+  if (stolen > kCrowdingCores) {
+    // A thread of a team that the hypervisor stops holds up every other at
+    // the team's next barrier, for as long as the hypervisor keeps it.
+    said += fmt::format("{}the hypervisor took {:.1f} cores' worth of the machine's CPUs while they had work (a CPU "
+                        "device of fewer threads leaves it room)",
+                        said.empty() ? "" : "; ", stolen);
+  }
+  return said;
+}
 
 HostLoad::HostLoad() : start_(read()) {}
 
@@ -32,8 +52,9 @@ HostLoad::Reading HostLoad::read() {
     return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
   };
   const double tick = clock_ticks();
-  r.host = (user + nice + system + irq + softirq + steal) / tick;
+  r.host = (user + nice + system + irq + softirq) / tick;
   r.idle = (idle + iowait) / tick;
+  r.steal = steal / tick;
   r.ours = seconds(self.ru_utime) + seconds(self.ru_stime);
   r.valid = true;
   return r;
@@ -48,6 +69,7 @@ HostLoad::Figures HostLoad::since_start() const {
   const double taken = (now.host - start_.host) - (now.ours - start_.ours);
   f.others = std::max(0.0, taken - 2.0 / clock_ticks()) / wall;
   f.idle = (now.idle - start_.idle) / wall;
+  f.stolen = std::max(0.0, now.steal - start_.steal - 2.0 / clock_ticks()) / wall;
   return f;
 }
 

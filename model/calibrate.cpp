@@ -460,11 +460,11 @@ void setup_curves(const Topology& topology, const std::vector<DeviceSpec>& specs
 // 18-48 ms (docs/model.md). Said, so that a prediction off by as much is read
 // as the host's.
 void say_if_crowded(const HostLoad& load) {
-  const HostLoad::Figures host = load.since_start();
-  if (!host.crowded()) return;
-  log::warn("calibration: other processes used {:.1f} cores while it ran ({:.1f} left idle); its figures are for "
-            "that load, and a solve at another moment may take more or less by as much",
-            host.others, host.idle);
+  const std::string crowd = load.since_start().describe();
+  if (crowd.empty()) return;
+  log::warn("calibration: {}; its figures are for that load, and a solve at another moment may take more or less "
+            "by as much",
+            crowd);
 }
 
 }  // namespace

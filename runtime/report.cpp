@@ -70,11 +70,8 @@ double error_percent(double predicted, double measured) {
 }
 
 std::string host_disturbance(const Report& r) {
-  const HostLoad::Figures& load = r.host.load;
-  if (load.others < 0.0 || !load.crowded()) return "";
-  return fmt::format("other processes took {:.1f} cores while it ran ({:.1f} left idle): the measurement carries "
-                     "them as much as the model's error",
-                     load.others, load.idle);
+  const std::string crowd = r.host.load.describe();
+  return crowd.empty() ? "" : crowd + ": the measurement carries them as much as the model's error";
 }
 
 std::string format_report(const Report& r) {
@@ -162,6 +159,7 @@ std::string to_json(const Report& r, int indent) {
       {"host",
        {{"others_cores", r.host.load.others >= 0.0 ? nlohmann::json(r.host.load.others) : nlohmann::json(nullptr)},
         {"idle_cores", r.host.load.others >= 0.0 ? nlohmann::json(r.host.load.idle) : nlohmann::json(nullptr)},
+        {"stolen_cores", r.host.load.others >= 0.0 ? nlohmann::json(r.host.load.stolen) : nlohmann::json(nullptr)},
         {"disturbance", host_disturbance(r)}}},
   };
   stamp_schema(j, kReportSchema);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "hetstencil/error.hpp"
 #include "hetstencil/statistics.hpp"
@@ -31,6 +32,23 @@ TEST(HostLoad, OthersCrowdOnlyBeyondWhatWasIdle) {
   const HostLoad::Figures f = load.since_start();
   EXPECT_GE(f.others, 0.0);
   EXPECT_GE(f.idle, 0.0);
+  EXPECT_GE(f.stolen, 0.0);
+}
+
+// The hypervisor stops CPUs that have work: what it takes crowds a measurement
+// however much else was idle.
+TEST(HostLoad, WhatTheHypervisorTakesCrowdsEvenBesideIdleCores) {
+  EXPECT_TRUE((HostLoad::Figures{0.0, 30.0, 0.5}.crowded()));
+  EXPECT_FALSE((HostLoad::Figures{0.0, 30.0, 0.1}.crowded()));
+  const std::string both = HostLoad::Figures{1.3, 0.2, 6.1}.describe();
+  EXPECT_NE(both.find("other processes took 1.3 cores while it ran (0.2 left idle); the hypervisor took 6.1 cores' "
+                      "worth"),
+            std::string::npos)
+      << both;
+  const std::string stolen = HostLoad::Figures{0.0, 30.0, 6.1}.describe();
+  EXPECT_EQ(stolen.find("other processes"), std::string::npos) << stolen;
+  EXPECT_NE(stolen.find("a CPU device of fewer threads leaves it room"), std::string::npos) << stolen;
+  EXPECT_EQ((HostLoad::Figures{1.3, 6.0, 0.1}.describe()), "") << "nothing crowded it";
 }
 
 TEST(Robust, OneSpikeChangesNothing) {

@@ -1,4 +1,4 @@
-// A report says when other processes crowded the solve's cores.
+// A report says when other processes or the hypervisor crowded the solve's cores.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +28,7 @@ TEST(ReportHost, AQuietHostIsNotMentioned) {
   const nlohmann::json j = nlohmann::json::parse(to_json(unmeasured));
   EXPECT_TRUE(j.at("host").at("others_cores").is_null());
   EXPECT_TRUE(j.at("host").at("idle_cores").is_null());
+  EXPECT_TRUE(j.at("host").at("stolen_cores").is_null());
 }
 
 TEST(ReportHost, OtherProcessesCrowdingTheSolveAreSaid) {
@@ -38,6 +39,15 @@ TEST(ReportHost, OtherProcessesCrowdingTheSolveAreSaid) {
   const nlohmann::json j = nlohmann::json::parse(to_json(crowded));
   EXPECT_EQ(j.at("host").at("others_cores").get<double>(), 1.5);
   EXPECT_EQ(j.at("host").at("idle_cores").get<double>(), 0.2);
+  EXPECT_EQ(j.at("host").at("disturbance").get<std::string>(), said);
+}
+
+TEST(ReportHost, WhatTheHypervisorTookIsSaid) {
+  const Report stolen = measured_beside({0.0, 20.0, 4.4});
+  const std::string said = host_disturbance(stolen);
+  EXPECT_NE(said.find("the hypervisor took 4.4 cores' worth of the machine's CPUs"), std::string::npos) << said;
+  const nlohmann::json j = nlohmann::json::parse(to_json(stolen));
+  EXPECT_EQ(j.at("host").at("stolen_cores").get<double>(), 4.4);
   EXPECT_EQ(j.at("host").at("disturbance").get<std::string>(), said);
 }
 

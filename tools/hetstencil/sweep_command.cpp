@@ -41,10 +41,11 @@ struct SweepOptions {
   double budget = 10.0;
 };
 
-// A canary below this fraction of the canaries' median, or other processes
-// crowding the run (HostLoad), say the host is busy with something else (a
-// neighbour's build, another job) and took cores the run wanted: the run is
-// re-measured once, and its point marked when it is disturbed again.
+// A canary below this fraction of the canaries' median, or other processes or
+// the hypervisor crowding the run (HostLoad), say the host is busy with
+// something else (a neighbour's build, another job, another guest) and took
+// cores the run wanted: the run is re-measured once, and its point marked when
+// it is disturbed again.
 constexpr double kDisturbedBelow = 0.8;
 // The sweep's canaries this many times faster or slower than the one its
 // profile's calibration took: the host was in another state then (an H200
@@ -60,6 +61,7 @@ struct Point {
   std::vector<double> samples;      // measured seconds an iteration, one a repeat
   std::vector<double> canaries;     // bytes/s of the canary before each kept sample
   std::vector<double> others;       // cores other processes used during each kept sample (-1: unknown)
+  std::vector<double> stolen;       // cores' worth the hypervisor took during each kept sample
   std::vector<bool> quiet;          // each kept sample: neither its canary nor the others disturbed it
   bool disturbed = false;           // no sample was quiet
   std::string same_bits;  // "yes", "no", or "" when not verified
@@ -219,6 +221,7 @@ int run_sweep(const SweepOptions& o) {
         pt.samples.push_back(iteration_s(result.report));
         pt.canaries.push_back(canary);
         pt.others.push_back(host.others);
+        pt.stolen.push_back(host.stolen);
         pt.quiet.push_back(quiet);
         break;
       }
@@ -260,6 +263,7 @@ int run_sweep(const SweepOptions& o) {
                                                           : nlohmann::json()},
                            {"canary_bytes_per_s", pt.canaries},
                            {"other_cores", pt.others},
+                           {"stolen_cores", pt.stolen},
                            {"quiet", pt.quiet},
                            {"disturbed", pt.disturbed},
                            {"same_bits", pt.same_bits.empty() ? nlohmann::json() : nlohmann::json(pt.same_bits == "yes")}});
@@ -302,8 +306,9 @@ int run_sweep(const SweepOptions& o) {
   const auto disturbed = static_cast<std::ptrdiff_t>(points.size()) - quiet_points;
   if (disturbed > 0) {
     fmt::print("{} of {} points measured only while the host was disturbed (a memory-bandwidth canary under {:.0f}% "
-               "of its median, or other processes using more than {:.1f} cores and more than was idle): their errors are the "
-               "host's as much as the model's\n", disturbed, points.size(), 100.0 * kDisturbedBelow, HostLoad::kCrowdingCores);
+               "of its median, other processes using more than {:.1f} cores and more than was idle, or the hypervisor "
+               "taking more than {:.1f} cores' worth): their errors are the host's as much as the model's\n",
+               disturbed, points.size(), 100.0 * kDisturbedBelow, HostLoad::kCrowdingCores, HostLoad::kCrowdingCores);
   }
   if (!o.json.empty()) {
     nlohmann::json j;
