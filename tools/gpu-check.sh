@@ -3,7 +3,7 @@
 # chosen parts, and a short table last. Logs go to $OUT (the device tool's
 # return folder) when set.
 #   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [tune] [solves] [scaling] [grids] [stencils]
-#                      [processes] [ranks] [model] [accuracy] [blocked] [variants] [throttled]   (default: all)
+#                      [processes] [ranks] [model] [accuracy] [blocked] [variants] [throttled] [team]   (default: all)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # tune: hetstencil tune of each stencil on gpu0 (16384^2, 512^3) and cpu0 (4096^2, 256^3), float and
@@ -34,6 +34,8 @@
 # the CPU earns 10-40% of the rows): calibrate cpu0,gpu0 for double 8192^2, then a
 # sweep of cpu0's share from 0 to 60%; the worst point's error and the planned
 # split's. Skipped where nvidia-cuda-mps-control is missing.
+# team: cpu0 alone with all its cores' workers, then 56, 48 and 32 (--threads), double 8192 x 2048,
+# 200 iterations: the time an iteration and the cores' worth the hypervisor took (docs/model.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # The device tool returns at most 8 files: the logs are written to a folder of
@@ -41,7 +43,7 @@ cd "$(dirname "$0")/.."
 # tool's time limit still returns its summary.
 returned=${OUT:-/tmp/hetstencil-gpu-check}
 out=$(mktemp -d /tmp/hetstencil-gpu-check-logs.XXXXXX)
-parts=${*:-tests consumer sanitize bench tune solves scaling grids stencils processes ranks model accuracy blocked variants throttled}
+parts=${*:-tests consumer sanitize bench tune solves scaling grids stencils processes ranks model accuracy blocked variants throttled team}
 mkdir -p "$returned"
 rm -f "$returned/summary.txt"
 jobs=$(nproc)
@@ -424,6 +426,16 @@ if want throttled; then
     done
     unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
   fi
+fi
+
+if want team; then
+  step "team: cpu0's workers, and what the hypervisor took from them"
+  for threads in 0 56 48 32; do
+    $bin solve --no-calibrate --no-learn --json --devices cpu0 --threads $threads --precision double --nx 8192 \
+      --ny 2048 --iters 200 >"$out/team-$threads.json" 2>"$out/team-$threads.err" ||
+      { tail -2 "$out/team-$threads.err"; record "team --threads $threads" FAILED; continue; }
+    record "team --threads $threads" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); d=r['devices'][0]; h=r['host']; c=lambda v: '-' if v is None else '%.2f' % v; print('%.3f ms an iteration (p90 of its rounds %.3f), the hypervisor took %s cores, others %s' % (r['measured_iteration_s']*1e3, d['compute_p90_s']*1e3, c(h['stolen_cores']), c(h['others_cores'])))" "$out/team-$threads.json")"
+  done
 fi
 
 step "summary"
