@@ -12,6 +12,7 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <set>
 #include <tuple>
 
 #include <spdlog/fmt/fmt.h>
@@ -356,6 +357,58 @@ RateCurve at_as_many_cells(const RateCurve& measured, double wider) {
   return RateCurve(std::move(points));
 }
 
+// A CPU device's time per cell over the stencils measured at one precision,
+// as a line in their count of points, t = a + b points: each read at `cells`
+// cells, a least-squares fit over the stencils (on a 2-core EPYC VM, double,
+// 256^3: poisson7 0.8, star2_3d 1.1, box27 and star4 1.6-2.0 ns a cell; 1 +
+// points would price box27 at 3.5 times poisson7). Over those of `dimension`
+// (0: any) that run the generic kernel, and poisson5 too where `with_poisson5`
+// (its CPU kernel sweeps a cell at the generic kernel's pace: 0.58 ns against
+// box9's 0.66-0.73 on that VM). None where fewer than two counts of points were
+// measured, or where the line does not rise from a time of zero or more at no
+// points.
+struct PointsLine {
+  double a = 0.0, b = 0.0;
+  std::vector<std::string> through;  // the stencils it was fitted to
+  double at(std::size_t points) const { return a + b * static_cast<double>(points); }
+};
+
+std::optional<PointsLine> points_line(const DeviceProfile& device, const std::string& precision, int dimension,
+                                      bool with_poisson5, double cells) {
+  std::vector<std::pair<double, double>> samples;  // points, seconds a cell
+  PointsLine line;
+  std::set<std::size_t> counts;
+  for (const auto& [key, curve] : device.rates) {
+    const auto of = curve_of(key);
+    if (!of || of->precision != precision || (is_poisson5(of->stencil) && !with_poisson5) || of->stencil.variable ||
+        (dimension != 0 && of->stencil.dimension != dimension)) {
+      continue;
+    }
+    const auto rows = std::max<std::int64_t>(1, std::llround(cells / static_cast<double>(of->cells)));
+    const double at = static_cast<double>(rows) * static_cast<double>(of->cells);
+    samples.emplace_back(static_cast<double>(of->stencil.points.size()), curve.seconds(rows) / at);
+    counts.insert(of->stencil.points.size());
+    line.through.push_back(of->stencil.name);
+  }
+  if (counts.size() < 2) return std::nullopt;
+  double mean_p = 0.0, mean_t = 0.0;
+  for (const auto& [points, t] : samples) {
+    mean_p += points;
+    mean_t += t;
+  }
+  mean_p /= static_cast<double>(samples.size());
+  mean_t /= static_cast<double>(samples.size());
+  double covariance = 0.0, variance = 0.0;
+  for (const auto& [points, t] : samples) {
+    covariance += (points - mean_p) * (t - mean_t);
+    variance += (points - mean_p) * (points - mean_p);
+  }
+  line.b = covariance / variance;
+  line.a = mean_t - line.b * mean_p;
+  if (!(line.b > 0.0) || line.a < 0.0) return std::nullopt;
+  return line;
+}
+
 }  // namespace
 
 StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
@@ -430,20 +483,34 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
     if (!best) continue;
     const CurveOf& from = best->second;
     const double wider = static_cast<double>(units.nx) / static_cast<double>(from.cells);
-    // A GPU's curve at few cells is its launch time, not its cells': read at
-    // as many cells. A CPU's is its cells' at any size.
-    const auto estimate = [&](const RateCurve& measured) {
-      return gpu ? at_as_many_cells(measured, wider).scaled(cell_grids(problem.stencil) / cell_grids(from.stencil))
-                 : measured.scaled(wider * cell_cost(problem.stencil) / cell_cost(from.stencil));
-    };
+    // Read at as many cells: a GPU's curve at few cells is its launch time, a
+    // CPU's is its caches' (a 3-D problem's 256 planes of 256^2 read at 256
+    // rows of 4096 were a slab in the L3 priced for one 16 times larger).
+    // A CPU's scaled by the line through the time per cell of the stencils it
+    // measured (those of its dimension, else of any), where two counts of
+    // points give one, else by cell cost; a GPU's by the grids a cell reads (a
+    // line there priced star4's 24 points below box27's 26, which it sweeps
+    // slower: docs/model.md).
+    const double cells = static_cast<double>(units.nx) * static_cast<double>(units.ny);
+    std::optional<PointsLine> line;
+    if (!gpu && !problem.stencil.variable) {
+      line = points_line(stored, precision, problem.stencil.dimension, false, cells);
+      if (!line) line = points_line(stored, precision, 0, true, cells);
+    }
+    const double scale = line  ? line->at(problem.stencil.points.size()) / line->at(from.stencil.points.size())
+                         : gpu ? cell_grids(problem.stencil) / cell_grids(from.stencil)
+                               : cell_cost(problem.stencil) / cell_cost(from.stencil);
+    const auto estimate = [&](const RateCurve& measured) { return at_as_many_cells(measured, wider).scaled(scale); };
     d.rates[as] = estimate(stored.rates.at(best->first));
     if (const auto c = stored.checks.find(best->first); c != stored.checks.end()) d.checks[as] = estimate(c->second);
     if (const auto step = poisson5_figure(stored.step)) d.step[as] = *step;
     if (gpu) {
       if (const auto o = stored.overhead.find(best->first); o != stored.overhead.end()) d.overhead[as] = o->second;
     }
-    estimates.push_back(fmt::format("{}'s from {} {}, scaled by {}", name, from.stencil.name, best->first,
-                                    gpu ? "the grids a cell reads" : "cell cost"));
+    const std::string by = line  ? fmt::format("the time per cell of {} in their points", fmt::join(line->through, ", "))
+                           : gpu ? "the grids a cell reads"
+                                 : "cell cost";
+    estimates.push_back(fmt::format("{}'s from {} {}, scaled by {}", name, from.stencil.name, best->first, by));
   }
   if (!estimates.empty()) {
     out.estimated = fmt::format("{} not measured: estimated by time per cell ({})",

@@ -141,11 +141,13 @@ std::string stencil_rate_key(const Problem& problem);
 /// without curves of the stencil at its width is estimated from the stencil
 /// measured at the same precision that runs the same kernel (poisson5's own,
 /// or the one of every other stencil), has the same dimension and the nearest
-/// count of points, in that order: its time per cell scaled by
-/// cell_cost() on a CPU, by cell_grids() on a GPU, never from poisson5's on a
-/// GPU (its generic kernel is no kin of poisson5's tuned one); said so in
-/// `estimated`. A device with nothing to estimate from keeps only its links
-/// and set-up.
+/// count of points, in that order: its time at as many cells, scaled on a CPU
+/// by the line through the time per cell of the stencils it measured in their
+/// count of points (those of its dimension, else of any) where two counts give
+/// one that rises, else by cell_cost(); on a GPU by cell_grids(), never from
+/// poisson5's (its generic kernel is no kin of poisson5's tuned one);
+/// said so in `estimated`. A device with nothing to estimate from keeps only
+/// its links and set-up.
 struct StencilModel {
   Profile profile;
   Problem units;          ///< the 2-D problem of units it plans and predicts

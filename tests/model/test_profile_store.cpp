@@ -372,7 +372,7 @@ Profile cpu_profile() {
   DeviceProfile& cpu = p.devices["cpu0"];
   cpu.name = "cpu0";
   cpu.kind = "cpu";
-  cpu.rates["double/256"] = RateCurve({{4, 4e-6}, {256, 256e-6}});
+  cpu.rates["double/256"] = RateCurve({{4, 10e-6}, {256, 256e-6}});
   cpu.rates["box9/double/256"] = RateCurve({{4, 8e-6}, {256, 512e-6}});
   cpu.step["box9/double/256"] = 1e-6;
   cpu.step["double/256"] = 2e-6;
@@ -415,15 +415,60 @@ TEST(StencilModel, AStencilNeverMeasuredIsEstimatedFromTheNearestAndSaysSo) {
   EXPECT_EQ(m.units.ny, 64) << "planes are the units";
   EXPECT_NE(m.estimated.find("star4 not measured"), std::string::npos) << m.estimated;
   EXPECT_NE(m.estimated.find("from box9"), std::string::npos) << m.estimated;
+  // No other 3-D stencil measured: the line through the time per cell of the
+  // 2-D ones (a CPU's poisson5 among them), each read at the problem's 64 x 256 cells.
+  EXPECT_NE(m.estimated.find("scaled by the time per cell of box9, poisson5 in their points"), std::string::npos)
+      << m.estimated;
+  const Profile stored = cpu_profile();
+  const double cells = 64.0 * 256.0;
+  const double box9 = stored.devices.at("cpu0").rates.at("box9/double/256").seconds(64) / cells;
+  const double poisson5 = stored.devices.at("cpu0").rates.at("double/256").seconds(64) / cells;
+  const double slope = (box9 - poisson5) / 4.0;  // box9's 8 points against poisson5's 4
+  const double at_none = poisson5 - 4.0 * slope;
+  ASSERT_GT(at_none, 0.0);
   const auto rate = m.profile.rate("cpu0", Precision::Double, 256);
   ASSERT_TRUE(rate);
-  EXPECT_DOUBLE_EQ(rate->seconds(256), 512e-6 * cell_cost(p.stencil) / cell_cost(Stencil::builtin("box9")));
+  EXPECT_NEAR(rate->seconds(256), 512e-6 * (at_none + 24.0 * slope) / (at_none + 8.0 * slope), 1e-15);
   EXPECT_DOUBLE_EQ(m.profile.devices.at("cpu0").step.at("double/256"), 2e-6) << "poisson5's loop";
   p.stencil = Stencil::builtin("poisson7");  // 6 points: poisson5's 4 are nearer, but box9 runs its kernel
   EXPECT_NE(model_for_stencil(cpu_profile(), p).estimated.find("from box9"), std::string::npos);
   p.precision = Precision::Float;
   EXPECT_FALSE(model_for_stencil(cpu_profile(), p).profile.rate("cpu0", Precision::Float, 256))
       << "nothing measured in float";
+}
+
+// Two 3-D stencils measured: a third is priced by the line through their time
+// per cell in their points, read at as many cells as the problem has, on the
+// curve of the nearest; a line that falls leaves cell cost.
+TEST(StencilModel, AStencilIsEstimatedOnTheLineThroughTheMeasuredOnesOfItsDimension) {
+  Profile profile = cpu_profile();
+  DeviceProfile& cpu = profile.devices.at("cpu0");
+  cpu.rates["poisson7/double/16x16"] = RateCurve({{4, 8e-6}, {64, 110e-6}, {256, 500e-6}});
+  cpu.rates["box27/double/16x16"] = RateCurve({{4, 20e-6}, {64, 260e-6}, {256, 1100e-6}});
+  Problem p;
+  p.nx = 32;
+  p.ny = 32;
+  p.nz = 16;
+  p.stencil = Stencil::builtin("star4");
+  const StencilModel m = model_for_stencil(profile, p);
+  EXPECT_NE(m.estimated.find("cpu0's from box27"), std::string::npos) << m.estimated;
+  EXPECT_NE(m.estimated.find("scaled by the time per cell of box27, poisson7 in their points"), std::string::npos)
+      << m.estimated;
+  // 16 planes of 32 x 32 are the cells of 64 planes of 16 x 16.
+  const RateCurve& box27 = cpu.rates.at("box27/double/16x16");
+  const RateCurve& poisson7 = cpu.rates.at("poisson7/double/16x16");
+  const double cells = 16.0 * 1024.0;
+  const double slope = (box27.seconds(64) - poisson7.seconds(64)) / cells / 20.0;  // 26 points against 6
+  const double at_none = poisson7.seconds(64) / cells - 6.0 * slope;
+  const auto rate = m.profile.rate("cpu0", Precision::Double, 1024);
+  ASSERT_TRUE(rate);
+  EXPECT_NEAR(rate->seconds(16), box27.seconds(64) * (at_none + 24.0 * slope) / (at_none + 26.0 * slope), 1e-15)
+      << "box27's time at as many cells, on the line";
+
+  cpu.rates["box27/double/16x16"] = RateCurve({{4, 2e-6}, {64, 30e-6}, {256, 120e-6}});
+  const StencilModel falling = model_for_stencil(profile, p);
+  EXPECT_NE(falling.estimated.find("scaled by cell cost"), std::string::npos)
+      << "more points taking less time is no line to price by: " << falling.estimated;
 }
 
 // A GPU's generic kernel is bound by memory: another stencil's time per cell,
