@@ -388,7 +388,10 @@ std::optional<PointsLine> points_line(const DeviceProfile& device, const std::st
     const double at = static_cast<double>(rows) * static_cast<double>(of->cells);
     samples.emplace_back(static_cast<double>(of->stencil.points.size()), curve.seconds(rows) / at);
     counts.insert(of->stencil.points.size());
-    line.through.push_back(of->stencil.name);
+    // A stencil measured at several widths is one name of the line's.
+    if (std::find(line.through.begin(), line.through.end(), of->stencil.name) == line.through.end()) {
+      line.through.push_back(of->stencil.name);
+    }
   }
   if (counts.size() < 2) return std::nullopt;
   double mean_p = 0.0, mean_t = 0.0;

@@ -445,6 +445,7 @@ TEST(StencilModel, AStencilIsEstimatedOnTheLineThroughTheMeasuredOnesOfItsDimens
   DeviceProfile& cpu = profile.devices.at("cpu0");
   cpu.rates["poisson7/double/16x16"] = RateCurve({{4, 8e-6}, {64, 110e-6}, {256, 500e-6}});
   cpu.rates["box27/double/16x16"] = RateCurve({{4, 20e-6}, {64, 260e-6}, {256, 1100e-6}});
+  cpu.rates["poisson7/double/8x8"] = RateCurve({{16, 8e-6}, {256, 110e-6}});
   Problem p;
   p.nx = 32;
   p.ny = 32;
@@ -453,7 +454,7 @@ TEST(StencilModel, AStencilIsEstimatedOnTheLineThroughTheMeasuredOnesOfItsDimens
   const StencilModel m = model_for_stencil(profile, p);
   EXPECT_NE(m.estimated.find("cpu0's from box27"), std::string::npos) << m.estimated;
   EXPECT_NE(m.estimated.find("scaled by the time per cell of box27, poisson7 in their points"), std::string::npos)
-      << m.estimated;
+      << "each stencil named once, though poisson7 was measured at two widths: " << m.estimated;
   // 16 planes of 32 x 32 are the cells of 64 planes of 16 x 16.
   const RateCurve& box27 = cpu.rates.at("box27/double/16x16");
   const RateCurve& poisson7 = cpu.rates.at("poisson7/double/16x16");
