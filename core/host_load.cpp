@@ -30,8 +30,8 @@ std::string HostLoad::Figures::describe() const {
   if (stolen > kCrowdingCores) {
     // A thread of a team that the hypervisor stops holds up every other at
     // the team's next barrier, for as long as the hypervisor keeps it.
-    said += fmt::format("{}the hypervisor took {:.1f} cores' worth of the machine's CPUs while they had work (a CPU "
-                        "device of fewer threads leaves it room)",
+    said += fmt::format("{}the hypervisor took {:.1f} cores' worth of the machine's CPUs while they had work (where "
+                        "a CPU device's workers fill its cores, fewer threads leave it room)",
                         said.empty() ? "" : "; ", stolen);
   }
   return said;

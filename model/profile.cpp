@@ -12,6 +12,8 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <numeric>
+#include <map>
 #include <set>
 #include <tuple>
 
@@ -327,6 +329,7 @@ std::optional<CurveOf> curve_of(const std::string& key) {
     const std::string side = parts[2].substr(begin, x - begin);
     if (side.empty() || side.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
     out.cells *= std::stoll(side);
+    if (out.cells == 0) return std::nullopt;  // no unit of cells to read a time per cell at
     if (x == std::string::npos) break;
     begin = x + 1;
   }
@@ -361,7 +364,8 @@ RateCurve at_as_many_cells(const RateCurve& measured, double wider) {
 // as a line in their count of points, t = a + b points: each read at `cells`
 // cells, a least-squares fit over the stencils (on a 2-core EPYC VM, double,
 // 256^3: poisson7 0.8, star2_3d 1.1, box27 and star4 1.6-2.0 ns a cell; 1 +
-// points would price box27 at 3.5 times poisson7). Over those of `dimension`
+// points would price box27 at 3.9 times poisson7). Each stencil counts once,
+// its mean over the widths it was measured at. Over those of `dimension`
 // (0: any) that run the generic kernel, and poisson5 too where `with_poisson5`
 // (its CPU kernel sweeps a cell at the generic kernel's pace: 0.58 ns against
 // box9's 0.66-0.73 on that VM). None where fewer than two counts of points were
@@ -375,7 +379,7 @@ struct PointsLine {
 
 std::optional<PointsLine> points_line(const DeviceProfile& device, const std::string& precision, int dimension,
                                       bool with_poisson5, double cells) {
-  std::vector<std::pair<double, double>> samples;  // points, seconds a cell
+  std::map<std::string, std::pair<double, std::vector<double>>> of_stencil;  // name: points, seconds a cell
   PointsLine line;
   std::set<std::size_t> counts;
   for (const auto& [key, curve] : device.rates) {
@@ -386,14 +390,18 @@ std::optional<PointsLine> points_line(const DeviceProfile& device, const std::st
     }
     const auto rows = std::max<std::int64_t>(1, std::llround(cells / static_cast<double>(of->cells)));
     const double at = static_cast<double>(rows) * static_cast<double>(of->cells);
-    samples.emplace_back(static_cast<double>(of->stencil.points.size()), curve.seconds(rows) / at);
+    auto& [points, seconds] = of_stencil[of->stencil.name];
+    points = static_cast<double>(of->stencil.points.size());
+    seconds.push_back(curve.seconds(rows) / at);
     counts.insert(of->stencil.points.size());
-    // A stencil measured at several widths is one name of the line's.
-    if (std::find(line.through.begin(), line.through.end(), of->stencil.name) == line.through.end()) {
-      line.through.push_back(of->stencil.name);
-    }
   }
   if (counts.size() < 2) return std::nullopt;
+  std::vector<std::pair<double, double>> samples;  // points, seconds a cell
+  for (const auto& [name, figures] : of_stencil) {
+    const auto& [points, seconds] = figures;
+    samples.emplace_back(points, std::accumulate(seconds.begin(), seconds.end(), 0.0) / static_cast<double>(seconds.size()));
+    line.through.push_back(name);
+  }
   double mean_p = 0.0, mean_t = 0.0;
   for (const auto& [points, t] : samples) {
     mean_p += points;
@@ -487,8 +495,8 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
     const CurveOf& from = best->second;
     const double wider = static_cast<double>(units.nx) / static_cast<double>(from.cells);
     // Read at as many cells: a GPU's curve at few cells is its launch time, a
-    // CPU's is its caches' (a 3-D problem's 256 planes of 256^2 read at 256
-    // rows of 4096 were a slab in the L3 priced for one 16 times larger).
+    // CPU's is its caches' (read at as many rows, a 3-D problem's 256 planes
+    // of 256^2 would be priced as 256 rows of 4096: a slab the L3 holds).
     // A CPU's scaled by the line through the time per cell of the stencils it
     // measured (those of its dimension, else of any), where two counts of
     // points give one, else by cell cost; a GPU's by the grids a cell reads (a
@@ -496,7 +504,7 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
     // slower: docs/model.md).
     const double cells = static_cast<double>(units.nx) * static_cast<double>(units.ny);
     std::optional<PointsLine> line;
-    if (!gpu && !problem.stencil.variable) {
+    if (!gpu && !problem.stencil.variable && from.stencil != problem.stencil) {
       line = points_line(stored, precision, problem.stencil.dimension, false, cells);
       if (!line) line = points_line(stored, precision, 0, true, cells);
     }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
-# chosen parts, and a short table last. Logs go to $OUT (the device tool's
-# return folder) when set.
+# chosen parts, and a short table last. The table (summary.txt) and an archive
+# of the logs (logs.tgz) go to $OUT (the device tool's return folder) when set.
 #   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [tune] [solves] [scaling] [grids] [stencils]
 #                      [processes] [ranks] [model] [accuracy] [blocked] [variants] [throttled] [team]   (default: all)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
@@ -39,13 +39,14 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # The device tool returns at most 8 files: the logs are written to a folder of
-# their own and archived into $OUT at the end, so that a run cut short by the
-# tool's time limit still returns its summary.
+# their own and archived into $OUT as the script exits (a failed build too), so
+# that a run cut short by the tool's time limit still returns its summary.
 returned=${OUT:-/tmp/hetstencil-gpu-check}
 out=$(mktemp -d /tmp/hetstencil-gpu-check-logs.XXXXXX)
+trap 'tar czf "$returned/logs.tgz" -C "$out" . 2>/dev/null; rm -rf "$out"' EXIT
 parts=${*:-tests consumer sanitize bench tune solves scaling grids stencils processes ranks model accuracy blocked variants throttled team}
 mkdir -p "$returned"
-rm -f "$returned/summary.txt"
+rm -f "$returned/summary.txt" "$returned/logs.tgz"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
 gpus=$(nvidia-smi -L | wc -l)
@@ -398,39 +399,42 @@ fi
 
 if want throttled; then
   step "throttled GPU (MPS): the CPU's share swept"
-  if ! command -v nvidia-cuda-mps-control >/dev/null; then
-    record "throttled" "skipped: no nvidia-cuda-mps-control"
-  else
-    for pct in 100 4 12 25; do  # 100: the whole GPU, before any MPS server
-      label="throttled-$pct"
-      export XDG_CACHE_HOME=$out/cache-$label  # each percentage its own model
-      if [ $pct -lt 100 ]; then
-        export CUDA_MPS_PIPE_DIRECTORY=$out/mps-pipe CUDA_MPS_LOG_DIRECTORY=$out/mps-log
-        mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-        export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct
-        if ! nvidia-cuda-mps-control -d >"$out/mps-$pct.log" 2>&1; then
-          record "$label" "skipped: MPS did not start ($(tail -1 "$out/mps-$pct.log"))"
-          continue
-        fi
+  command -v nvidia-cuda-mps-control >/dev/null || record "throttled" "no nvidia-cuda-mps-control: the whole GPU only"
+  for pct in 100 4 12 25; do  # 100: the whole GPU, before any MPS server
+    label="throttled-$pct"
+    if [ $pct -lt 100 ]; then
+      command -v nvidia-cuda-mps-control >/dev/null || continue
+    fi
+    export XDG_CACHE_HOME=$out/cache-$label  # each percentage its own model
+    if [ $pct -lt 100 ]; then
+      export CUDA_MPS_PIPE_DIRECTORY=$out/mps-pipe CUDA_MPS_LOG_DIRECTORY=$out/mps-log
+      mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+      export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct
+      if ! nvidia-cuda-mps-control -d >"$out/mps-$pct.log" 2>&1; then
+        record "$label" "skipped: MPS did not start ($(tail -1 "$out/mps-$pct.log"))"
+        unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+        continue
       fi
-      common=(--devices cpu0,gpu0 --precision double --nx 8192 --iters 300)
-      $bin calibrate --devices cpu0,gpu0 --precision double --nx 8192 >"$out/calibrate-$label.txt" 2>&1
-      $bin sweep "${common[@]}" --vary cpu0 --from 0 --to 0.6 --step 0.05 --repeats 3 \
-        --csv "$out/sweep-$label.csv" --json "$out/sweep-$label.json" >"$out/sweep-$label.txt" 2>&1
-      record "$label SMs $pct%" "$(grep -E '^worst point error' "$out/sweep-$label.txt")"
-      record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
-      if [ $pct -lt 100 ]; then
-        echo quit | nvidia-cuda-mps-control
-        sleep 2  # the server leaves before the next percentage starts one
-      fi
-    done
-    unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-  fi
+    fi
+    common=(--devices cpu0,gpu0 --precision double --nx 8192 --iters 300)
+    $bin calibrate --devices cpu0,gpu0 --precision double --nx 8192 >"$out/calibrate-$label.txt" 2>&1
+    $bin sweep "${common[@]}" --vary cpu0 --from 0 --to 0.6 --step 0.05 --repeats 3 \
+      --csv "$out/sweep-$label.csv" --json "$out/sweep-$label.json" >"$out/sweep-$label.txt" 2>&1
+    record "$label SMs $pct%" "$(grep -E '^worst point error' "$out/sweep-$label.txt")"
+    record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
+    if [ $pct -lt 100 ]; then
+      echo quit | nvidia-cuda-mps-control
+      sleep 2  # the server leaves before the next percentage starts one
+      unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+    fi
+  done
 fi
 
 if want team; then
   step "team: cpu0's workers, and what the hypervisor took from them"
+  export XDG_CACHE_HOME=$out/cache-team
   for threads in 0 56 48 32; do
+    [ "$threads" -lt "$(nproc)" ] || continue  # a worker a core at most: a team is no bigger than cpu0's
     $bin solve --no-calibrate --no-learn --json --devices cpu0 --threads $threads --precision double --nx 8192 \
       --ny 2048 --iters 200 >"$out/team-$threads.json" 2>"$out/team-$threads.err" ||
       { tail -2 "$out/team-$threads.err"; record "team --threads $threads" FAILED; continue; }
@@ -440,4 +444,3 @@ fi
 
 step "summary"
 printf '%s\n' "${summary[@]}"
-tar czf "$returned/logs.tgz" -C "$out" . && rm -rf "$out"

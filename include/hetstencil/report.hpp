@@ -38,9 +38,9 @@ struct DeviceReport {
 
 /// The host as a solve ran, to tell its spells from the model's errors.
 struct HostReport {
-  /// Other processes' CPU use over the iterations (HostLoad; `others` -1
-  /// where not measured: /proc/stat unread, or a solve over processes, whose
-  /// ranks on one node would count as others).
+  /// Other processes' CPU use and the hypervisor's steal over the iterations
+  /// (HostLoad; `others` -1 where not measured: /proc/stat unread, or a solve
+  /// over processes, whose ranks on one node would count as others).
   HostLoad::Figures load;
 };
 
@@ -82,7 +82,7 @@ struct Report {
   HostReport host;                ///< the host as the solve ran
 };
 
-/// In words, how other processes crowded the solve's cores
+/// In words, how other processes or the hypervisor crowded the solve's cores
 /// (HostLoad::Figures::crowded of `report.host.load`); "" where they did not.
 HETSTENCIL_API std::string host_disturbance(const Report& report);
 

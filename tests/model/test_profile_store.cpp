@@ -469,7 +469,68 @@ TEST(StencilModel, AStencilIsEstimatedOnTheLineThroughTheMeasuredOnesOfItsDimens
   cpu.rates["box27/double/16x16"] = RateCurve({{4, 2e-6}, {64, 30e-6}, {256, 120e-6}});
   const StencilModel falling = model_for_stencil(profile, p);
   EXPECT_NE(falling.estimated.find("scaled by cell cost"), std::string::npos)
-      << "more points taking less time is no line to price by: " << falling.estimated;
+      << "more points taking less time is no line to price by, in 3-D nor over every stencil measured: "
+      << falling.estimated;
+}
+
+// The line is a least-squares fit over the stencils, each counted once (its
+// mean over the widths it was measured at); one that would price no points
+// below zero is no line.
+TEST(StencilModel, TheLineCountsEachStencilOnceAndRefusesANegativeStart) {
+  Profile profile;
+  DeviceProfile& cpu = profile.devices["cpu0"];
+  cpu.name = "cpu0";
+  cpu.kind = "cpu";
+  cpu.rates["poisson7/double/16x16"] = RateCurve({{4, 8e-6}, {64, 110e-6}, {256, 500e-6}});
+  cpu.rates["poisson7/double/8x8"] = RateCurve({{16, 10e-6}, {256, 150e-6}});
+  cpu.rates["box27/double/16x16"] = RateCurve({{4, 20e-6}, {64, 260e-6}, {256, 1100e-6}});
+  cpu.rates["star4/double/16x16"] = RateCurve({{4, 18e-6}, {64, 270e-6}, {256, 1150e-6}});
+  Stencil twelve = Stencil::builtin("box27");
+  twelve.name = "twelve";
+  twelve.points.resize(12);
+  Problem p;
+  p.nx = 16;
+  p.ny = 16;
+  p.nz = 64;
+  p.stencil = twelve;
+  const StencilModel m = model_for_stencil(profile, p);
+  EXPECT_NE(m.estimated.find("cpu0's from poisson7 poisson7/double/16x16"), std::string::npos) << m.estimated;
+  EXPECT_NE(m.estimated.find("scaled by the time per cell of box27, poisson7, star4 in their points"),
+            std::string::npos)
+      << m.estimated;
+  const double cells = 64.0 * 256.0;
+  const double poisson7 = 0.5 * (cpu.rates.at("poisson7/double/16x16").seconds(64) / cells +
+                                 cpu.rates.at("poisson7/double/8x8").seconds(256) / cells);
+  const std::vector<std::pair<double, double>> fitted{
+      {6.0, poisson7},
+      {26.0, cpu.rates.at("box27/double/16x16").seconds(64) / cells},
+      {24.0, cpu.rates.at("star4/double/16x16").seconds(64) / cells}};
+  double mean_p = 0.0, mean_t = 0.0;
+  for (const auto& [points, t] : fitted) {
+    mean_p += points / 3.0;
+    mean_t += t / 3.0;
+  }
+  double covariance = 0.0, variance = 0.0;
+  for (const auto& [points, t] : fitted) {
+    covariance += (points - mean_p) * (t - mean_t);
+    variance += (points - mean_p) * (points - mean_p);
+  }
+  const double slope = covariance / variance;
+  const double at_none = mean_t - slope * mean_p;
+  ASSERT_GT(at_none, 0.0);
+  const auto rate = m.profile.rate("cpu0", Precision::Double, 256);
+  ASSERT_TRUE(rate);
+  EXPECT_NEAR(rate->seconds(64), 110e-6 * (at_none + 12.0 * slope) / (at_none + 6.0 * slope), 1e-15);
+
+  // 1 ns a cell at 6 points and 10 ns at 26: the line would start at -1.7 ns.
+  Profile steep;
+  DeviceProfile& c = steep.devices["cpu0"];
+  c.name = "cpu0";
+  c.kind = "cpu";
+  c.rates["poisson7/double/16x16"] = RateCurve({{64, 64 * 256 * 1e-9}});
+  c.rates["box27/double/16x16"] = RateCurve({{64, 64 * 256 * 10e-9}});
+  const StencilModel refused = model_for_stencil(steep, p);
+  EXPECT_NE(refused.estimated.find("scaled by cell cost"), std::string::npos) << refused.estimated;
 }
 
 // A GPU's generic kernel is bound by memory: another stencil's time per cell,

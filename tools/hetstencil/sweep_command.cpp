@@ -61,8 +61,8 @@ struct Point {
   std::vector<double> samples;      // measured seconds an iteration, one a repeat
   std::vector<double> canaries;     // bytes/s of the canary before each kept sample
   std::vector<double> others;       // cores other processes used during each kept sample (-1: unknown)
-  std::vector<double> stolen;       // cores' worth the hypervisor took during each kept sample
-  std::vector<bool> quiet;          // each kept sample: neither its canary nor the others disturbed it
+  std::vector<double> stolen;       // cores' worth the hypervisor took during each kept sample (-1: unknown)
+  std::vector<bool> quiet;          // each kept sample: neither its canary, the others nor the hypervisor disturbed it
   bool disturbed = false;           // no sample was quiet
   std::string same_bits;  // "yes", "no", or "" when not verified
 
@@ -221,7 +221,7 @@ int run_sweep(const SweepOptions& o) {
         pt.samples.push_back(iteration_s(result.report));
         pt.canaries.push_back(canary);
         pt.others.push_back(host.others);
-        pt.stolen.push_back(host.stolen);
+        pt.stolen.push_back(host.others < 0.0 ? -1.0 : host.stolen);
         pt.quiet.push_back(quiet);
         break;
       }
