@@ -399,7 +399,8 @@ std::optional<PointsLine> points_line(const DeviceProfile& device, const std::st
   std::vector<std::pair<double, double>> samples;  // points, seconds a cell
   for (const auto& [name, figures] : of_stencil) {
     const auto& [points, seconds] = figures;
-    samples.emplace_back(points, std::accumulate(seconds.begin(), seconds.end(), 0.0) / static_cast<double>(seconds.size()));
+    const double mean = std::accumulate(seconds.begin(), seconds.end(), 0.0) / static_cast<double>(seconds.size());
+    samples.emplace_back(points, mean);
     line.through.push_back(name);
   }
   double mean_p = 0.0, mean_t = 0.0;
