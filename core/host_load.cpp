@@ -15,19 +15,20 @@ namespace {
 
 double clock_ticks() { return static_cast<double>(sysconf(_SC_CLK_TCK)); }
 
+bool others_crowd(const HostLoad::Figures& f) { return f.others > HostLoad::kCrowdingCores && f.others > f.idle; }
+bool steal_crowds(const HostLoad::Figures& f) { return f.stolen > HostLoad::kCrowdingCores; }
+
 }  // namespace
 
-bool HostLoad::Figures::crowded() const {
-  return stolen > kCrowdingCores || (others > kCrowdingCores && others > idle);
-}
+bool HostLoad::Figures::crowded() const { return steal_crowds(*this) || others_crowd(*this); }
 
 std::string HostLoad::Figures::describe() const {
   if (others < 0.0 || !crowded()) return "";
   std::string said;
-  if (others > kCrowdingCores && others > idle) {
+  if (others_crowd(*this)) {
     said = fmt::format("other processes took {:.1f} cores while it ran ({:.1f} left idle)", others, idle);
   }
-  if (stolen > kCrowdingCores) {
+  if (steal_crowds(*this)) {
     // A thread of a team that the hypervisor stops holds up every other at
     // the team's next barrier, for as long as the hypervisor keeps it.
     said += fmt::format("{}the hypervisor took {:.1f} cores' worth of the machine's CPUs while they had work (where "

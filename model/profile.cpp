@@ -12,9 +12,8 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
-#include <numeric>
 #include <map>
-#include <set>
+#include <numeric>
 #include <tuple>
 
 #include <spdlog/fmt/fmt.h>
@@ -380,8 +379,6 @@ struct PointsLine {
 std::optional<PointsLine> points_line(const DeviceProfile& device, const std::string& precision, int dimension,
                                       bool with_poisson5, double cells) {
   std::map<std::string, std::pair<double, std::vector<double>>> of_stencil;  // name: points, seconds a cell
-  PointsLine line;
-  std::set<std::size_t> counts;
   for (const auto& [key, curve] : device.rates) {
     const auto of = curve_of(key);
     if (!of || of->precision != precision || (is_poisson5(of->stencil) && !with_poisson5) || of->stencil.variable ||
@@ -393,9 +390,8 @@ std::optional<PointsLine> points_line(const DeviceProfile& device, const std::st
     auto& [points, seconds] = of_stencil[of->stencil.name];
     points = static_cast<double>(of->stencil.points.size());
     seconds.push_back(curve.seconds(rows) / at);
-    counts.insert(of->stencil.points.size());
   }
-  if (counts.size() < 2) return std::nullopt;
+  PointsLine line;
   std::vector<std::pair<double, double>> samples;  // points, seconds a cell
   for (const auto& [name, figures] : of_stencil) {
     const auto& [points, seconds] = figures;
@@ -403,6 +399,7 @@ std::optional<PointsLine> points_line(const DeviceProfile& device, const std::st
     samples.emplace_back(points, mean);
     line.through.push_back(name);
   }
+  if (samples.size() < 2) return std::nullopt;
   double mean_p = 0.0, mean_t = 0.0;
   for (const auto& [points, t] : samples) {
     mean_p += points;
@@ -415,6 +412,7 @@ std::optional<PointsLine> points_line(const DeviceProfile& device, const std::st
     covariance += (points - mean_p) * (t - mean_t);
     variance += (points - mean_p) * (points - mean_p);
   }
+  if (variance == 0.0) return std::nullopt;  // one count of points (or none) gives no line
   line.b = covariance / variance;
   line.a = mean_t - line.b * mean_p;
   if (!(line.b > 0.0) || line.a < 0.0) return std::nullopt;
