@@ -62,15 +62,17 @@ class Counter {
   int spins_;
 };
 
-/// A reusable barrier for a fixed number of threads.
+/// A reusable barrier for a number of threads.
 class Barrier {
  public:
   explicit Barrier(int threads, int spins = 0) : threads_(threads), generation_(spins) {}
   /// Returns when all threads arrived; throws Aborted once *abort is set.
   void wait(const std::atomic<bool>& abort);
+  /// The threads that meet at it from now on; only while none waits.
+  void resize(int threads) { threads_ = threads; }
 
  private:
-  const int threads_;
+  int threads_;
   std::atomic<int> arrived_{0};
   Counter generation_;
 };

@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 
+#include <spdlog/fmt/fmt.h>
+
 #include "core/log.hpp"
 #include "devices/backend.hpp"
 #include "devices/slab_memory.hpp"
@@ -19,6 +21,7 @@
 #include "core/dispatch.hpp"
 #include "core/source_term.hpp"
 #include "core/timing_grid.hpp"
+#include "model/team_size.hpp"
 #include "model/tune.hpp"
 
 namespace hetstencil {
@@ -162,6 +165,29 @@ constexpr double kSettlingSeconds = 0.01;
 constexpr int kLeastSettlingSweeps = 2;
 constexpr int kMostSettlingSweeps = 20;
 
+// The grid (and a variable stencil's coefficient grids: its curves carry their
+// bytes) that CPU devices sweep in timings, set in `job`. Nothing is written
+// back: devices measured at once never write into the grid the others read.
+template <class T>
+struct TimingInputs {
+  Grid<T> grid;
+  CoefficientTerms<T> coefficients;
+};
+
+template <class T>
+TimingInputs<T> timing_inputs(StencilJob& job, const std::vector<Slab>& slabs) {
+  const std::uint64_t grid_size = grid_bytes(job.shape(), job.precision);
+  check_memory_for(job, grid_size, slabs);
+  TimingInputs<T> in;
+  in.grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(job.shape()); });
+  in.coefficients = allocating("the calibration's coefficient grids", grid_size * (job.stencil.points.size() + 1),
+                               [&] { return timing_coefficients<T>(job.stencil, job.shape()); });
+  job.initial = in.grid.data();
+  job.result = nullptr;
+  job.coefficients = in.coefficients.values.empty() ? nullptr : in.coefficients.values.data();
+  return in;
+}
+
 // A CPU device's first sweeps of a row count after sweeping another run slow:
 // on the 2-core VM 2048 rows of 2048 doubles took 2.39, 2.23, 1.79, 1.59 ms
 // after the 1024-row point, and 1.31-1.39 ms an iteration in solves (and 1024
@@ -240,16 +266,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     StencilJob job = timing_job(o, precision, most);
     std::vector<Slab> slabs;
     for (const auto& d : devices) slabs.push_back({d.get(), RowRange{1, most}});
-    const std::uint64_t grid_size = grid_bytes(job.shape(), precision);
-    check_memory_for(job, grid_size, slabs);
-    Grid<T> grid = allocating("the calibration's grid", grid_size, [&] { return timing_grid<T>(job.shape()); });
-    job.initial = grid.data();
-    job.result = nullptr;  // timings only: devices measured at once never write into the grid the others read
-    // A variable stencil sweeps with its grids: its curves carry their bytes.
-    const CoefficientTerms<T> coefficients = allocating(
-        "the calibration's coefficient grids", grid_size * (job.stencil.points.size() + 1),
-        [&] { return timing_coefficients<T>(job.stencil, job.shape()); });
-    job.coefficients = coefficients.values.empty() ? nullptr : coefficients.values.data();
+    const TimingInputs<T> inputs = timing_inputs<T>(job, slabs);
     // Each device's own job: its own tuned parameters.
     std::vector<StencilJob> jobs(devices.size(), job);
     for (std::size_t k = 0; k < devices.size(); ++k) {
@@ -338,6 +355,81 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   }
 }
 
+// Each CPU device's teams timed (team_size.hpp) and the fastest kept as its
+// "threads" in o.tuned and in the profile's tuned parameters (beside those it
+// had). Returns whether any device sweeps with another team than before.
+bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& cpus, Precision precision,
+                CalibrationOptions& o, std::int64_t most, const Budget& budget, Profile& profile,
+                std::vector<std::string>& skipped) {
+  bool resized = false;
+  const std::string key = tuning_key(o.stencil, precision);
+  dispatch(precision, [&](auto zero) {
+    using T = decltype(zero);
+    StencilJob job = timing_job(o, precision, most);
+    std::vector<std::unique_ptr<Device>> devices;
+    std::vector<Slab> slabs;
+    for (const DeviceSpec* c : cpus) {
+      devices.push_back(device_for(topology, *c));
+      slabs.push_back({devices.back().get(), RowRange{1, most}});
+    }
+    const TimingInputs<T> inputs = timing_inputs<T>(job, slabs);
+    const std::int64_t quarter = team_trial_units(most).front();
+    const std::string slab = o.stencil.dimension == 3
+                                 ? fmt::format("{} and {} planes of {}x{}", quarter, most, o.ny, o.nx)
+                                 : fmt::format("{} and {} rows of {}", quarter, most, o.nx);
+    for (std::size_t k = 0; k < cpus.size(); ++k) {
+      const std::string& name = cpus[k]->info.name;
+      if (!budget.allows(16.0 * kTeamTrialSeconds)) {
+        skipped.push_back(name + " " + to_string(precision) + " team size");
+        continue;
+      }
+      job.tuning = tuning_of(o, *devices[k], job);
+      const std::vector<TeamTrial> trials = time_teams(*devices[k], job, most);
+      if (trials.empty()) continue;
+      const std::size_t chosen = fastest_team(trials);
+      // A team smaller than the device's cores is a decision the user sees.
+      const std::string said = team_choice_text(name, slab, trials, chosen);
+      if (chosen == 0) {
+        log::info("calibration: {}", said);
+      } else {
+        log::warn("calibration: {} (its tuned threads in the profile, which solves use)", said);
+      }
+      Tuning values = job.tuning;
+      if (chosen == 0) {
+        values.erase("threads");
+      } else {
+        values["threads"] = trials[chosen].workers;
+      }
+      resized = resized || values != job.tuning;
+      o.tuned.devices[name].tuned[key].values = values;
+      TunedParameters& kept = entry_of(profile, cpus[k]->info).tuned[key];
+      kept.values = values;
+      kept.default_s = trials.front().mean_s;
+      kept.tuned_s = trials[chosen].mean_s;
+      kept.grid = job.stencil.dimension == 3 ? fmt::format("{}x{}x{}", o.nx, o.ny, most) : fmt::format("{}x{}", o.nx, most);
+    }
+  });
+  return resized;
+}
+
+// The CPU curves; where the hypervisor took cores from the workers meanwhile,
+// the devices' teams sized (size_teams) and the curves measured again with
+// the teams kept.
+void sized_cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
+                      const std::vector<const DeviceSpec*>& gpus, Precision precision, CalibrationOptions& o,
+                      std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
+  if (cpus.empty()) return;
+  const HostLoad load;
+  cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped);
+  const HostLoad::Figures seen = load.since_start();
+  if (!(seen.stolen > HostLoad::kCrowdingCores)) return;
+  log::info("calibration: while the CPU devices swept, {}; timing fewer workers", seen.describe());
+  const std::int64_t units = cpu_rows_worth_measuring(cpus, timing_job(o, precision, most), most);
+  if (size_teams(topology, cpus, precision, o, units, budget, profile, skipped)) {
+    cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped);
+  }
+}
+
 // The links every device measures (see Device::measure_links): the CPU devices'
 // one at a time, then every GPU's at once, as in a halo exchange, so that the
 // GPU figures are for a loaded machine.
@@ -375,22 +467,22 @@ struct LoopTimes {
 // iteration from their difference, so that what a run costs once (threads,
 // the final residual) drops out, and that from the shorter run. Nothing when,
 // after a first run (its set-up too: a GPU's full slab is copied in and out),
-// the two would not fit in `budget`.
-
+// the two would not fit in `budget`. The device sweeps with its tuned
+// parameters in o.tuned.
 std::optional<LoopTimes> loop_times(const Topology& topology, const DeviceSpec& spec, Precision precision,
-                                             std::int64_t nx, std::int64_t rows, double sweep_s,
-                                             const VariantChoice& variant, const SolveTimer& time_solve,
-                                             const Budget& budget) {
+                                    const CalibrationOptions& o, std::int64_t rows, double sweep_s,
+                                    const VariantChoice& variant, const Budget& budget) {
   const std::unique_ptr<Device> device = device_for(topology, spec);
   const int spins = spin_limit_for(spec.info.threads, topology.hardware_threads());
   Problem p;
-  p.nx = nx;
+  p.nx = o.nx;
   p.ny = rows;
   p.precision = precision;
   const Plan plan({{0, 1, rows}}, variant);
+  const Tuning tuning = tuned_values(o.tuned, spec.info.name, p.stencil, precision);
   const auto run_seconds = [&](std::int64_t iterations) {
     p.stop.max_iterations = iterations;
-    return time_solve(p, plan, *device, spins);
+    return o.time_solve(p, plan, *device, spins, tuning);
   };
   constexpr double kLongRunSeconds = 0.05;
   const std::int64_t longer =
@@ -470,7 +562,8 @@ void say_if_crowded(const HostLoad& load) {
 }  // namespace
 
 Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
-                      const CalibrationOptions& o, Profile profile) {
+                      const CalibrationOptions& options, Profile profile) {
+  CalibrationOptions o = options;  // its tuned teams: size_teams
   if (!o.time_solve) HETSTENCIL_THROW(InvalidArgument, "calibration needs a solve timer (CalibrationOptions::time_solve)");
   Budget budget(o.budget_s);
   const HostLoad load;
@@ -508,7 +601,9 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       }
     }
     budget.mark("GPU curves of " + o.stencil.name);
-    for (Precision precision : o.precisions) cpu_curves(topology, cpus, {}, precision, o, most, budget, profile, out.skipped);
+    for (Precision precision : o.precisions) {
+      sized_cpu_curves(topology, cpus, {}, precision, o, most, budget, profile, out.skipped);
+    }
     budget.mark("CPU curves of " + o.stencil.name);
     say_if_crowded(load);
     out.seconds = budget.used();
@@ -554,7 +649,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
     }
     budget.mark("GPU curves");
     const double after_curves = kSetupSeconds + kLoopSeconds * static_cast<double>(devices.size() + gpus.size());
-    cpu_curves(topology, cpus, gpus, precision, o, most, budget.leaving(after_curves), profile, out.skipped);
+    sized_cpu_curves(topology, cpus, gpus, precision, o, most, budget.leaving(after_curves), profile, out.skipped);
     budget.mark("CPU curves");
   }
   for (Precision precision : o.precisions) {
@@ -568,8 +663,7 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
                                  (variant.variant == Variant::Sync ? "" : " " + to_string(variant.variant));
         const auto loop = [&](std::int64_t rows) -> std::optional<LoopTimes> {
           if (!budget.allows(kLoopSeconds)) return std::nullopt;
-          return loop_times(topology, spec, precision, o.nx, rows, curve->seconds(rows), variant, o.time_solve,
-                            budget);
+          return loop_times(topology, spec, precision, o, rows, curve->seconds(rows), variant, budget);
         };
         const auto check = profile.check(device_key(spec.info), precision, o.nx, variant);
         // What a solve costs once, but its one residual check (the model's).

@@ -14,10 +14,12 @@
 namespace hetstencil {
 
 /// Seconds a whole solve of `problem` by `plan` takes on `device` alone (its
-/// threads spinning `spins` times at a barrier): how calibration times a
-/// device's real loop. The layer that runs solves (the runtime's executor)
-/// gives it, so that the model measures the loop a solve runs.
-using SolveTimer = std::function<double(const Problem& problem, const Plan& plan, Device& device, int spins)>;
+/// threads spinning `spins` times at a barrier, its kernel parameters
+/// `tuning`): how calibration times a device's real loop. The layer that runs
+/// solves (the runtime's executor) gives it, so that the model measures the
+/// loop a solve runs.
+using SolveTimer = std::function<double(const Problem& problem, const Plan& plan, Device& device, int spins,
+                                        const Tuning& tuning)>;
 
 struct CalibrationOptions {
   std::vector<Precision> precisions{Precision::Double};
@@ -33,8 +35,7 @@ struct CalibrationOptions {
   Stencil stencil = Stencil::builtin("poisson5");
   std::int64_t ny = 0;  ///< a 3-D stencil's plane rows (its curves' rows are planes of ny x nx)
   /// A profile keyed by device names whose tuned parameters (tuned_values)
-  /// the devices sweep with; none: the defaults. time_solve's solves take
-  /// theirs from its caller.
+  /// the devices sweep with, in time_solve's solves too; none: the defaults.
   Profile tuned;
 };
 

@@ -356,8 +356,9 @@ Result execute(const Problem& problem, const Plan& plan, const std::vector<Devic
   return std::move(*result);
 }
 
-double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins, const TuningOf& tuning) {
-  return execute(problem, plan, {&device}, spins, {}, nullptr, tuning).report.solve_s;
+double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins, const Tuning& tuning) {
+  const TuningOf tuning_of = [&](const Device&) { return tuning; };
+  return execute(problem, plan, {&device}, spins, {}, nullptr, tuning_of).report.solve_s;
 }
 
 }  // namespace hetstencil

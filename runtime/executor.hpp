@@ -42,7 +42,7 @@ using TuningOf = std::function<Tuning(const Device& device)>;
 
 /// Seconds of the iterations of a solve on `device` alone (with `tuning`'s
 /// kernel parameters): calibration's SolveTimer.
-double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins, const TuningOf& tuning = {});
+double solve_seconds(const Problem& problem, const Plan& plan, Device& device, int spins, const Tuning& tuning);
 
 /// `spins`: how long waiting threads spin before sleeping (see Counter).
 /// With `spread`, collective over its processes: each runs its devices' parts

@@ -55,7 +55,7 @@ void ProfileKeeper::calibrate(const Problem& problem, double budget_s, const Var
   CalibrationOptions c;
   // The devices sweep with their tuned parameters, as the solves it models do.
   if (profile()) c.tuned = *profile_;
-  c.time_solve = tuned_solve_timer(c.tuned);
+  c.time_solve = solve_seconds;
   c.precisions = {problem.precision};
   c.nx = problem.nx;
   c.budget_s = poisson5 ? budget_s : std::min(budget_s, kStencilCalibrationSeconds);
@@ -82,15 +82,6 @@ void ProfileKeeper::calibrate(const Problem& problem, double budget_s, const Var
   }
   profile_ = named_for(stored, devices_);
   read_ = true;
-}
-
-SolveTimer tuned_solve_timer(const Profile& named) {
-  return [named](const Problem& problem, const Plan& plan, Device& device, int spins) {
-    const TuningOf tuning = [&](const Device& d) {
-      return tuned_values(named, d.info().name, problem.stencil, problem.precision);
-    };
-    return solve_seconds(problem, plan, device, spins, tuning);
-  };
 }
 
 TuningOf ProfileKeeper::tuning_for(const Problem& problem) {

@@ -21,10 +21,6 @@ namespace hetstencil {
 /// The most a solve waits for the curves of a stencil not yet measured.
 constexpr double kStencilCalibrationSeconds = 1.8;
 
-/// Calibration's solve timer (solve_seconds): each solve with the devices'
-/// tuned parameters in `named` (a profile keyed by device names).
-SolveTimer tuned_solve_timer(const Profile& named);
-
 class ProfileKeeper {
  public:
   /// `path` "": the default path of the machine (none for a described one).

@@ -176,7 +176,7 @@ Calibrated calibrate_machine(const RuntimeOptions& machine, const CalibrateOptio
   // Another machine's profile is said so once, when the calibration replaces it.
   const auto stored = load_profile(out.path, nullptr);
   if (stored && here.difference(stored->fingerprint).empty()) c.tuned = named_for(*stored, infos_of(devices));
-  c.time_solve = tuned_solve_timer(c.tuned);
+  c.time_solve = solve_seconds;
   c.precisions = options.precisions;
   c.nx = options.nx;
   c.max_rows = options.max_rows;

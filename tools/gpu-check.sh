@@ -33,10 +33,10 @@
 # throttled: gpu0 whole, then held to 4, 12 and 25% of its SMs by MPS (the regime where
 # the CPU earns 10-40% of the rows): calibrate cpu0,gpu0 for double 8192^2, then a
 # sweep of cpu0's share from 0 to 60%; the worst point's error and the planned
-# split's. Skipped where nvidia-cuda-mps-control is missing.
+# split's, and the team the calibration kept where the hypervisor took cores
+# from cpu0's workers. MPS percentages are skipped where nvidia-cuda-mps-control is missing.
 # team: cpu0 alone with all its cores' workers, then 56, 48 and 32 (--threads), double 8192 x 2048,
-# 200 iterations: the time an iteration and the cores' worth the hypervisor took (docs/model.md);
-# then throttled's whole-GPU sweep with workers on three quarters of the cores.
+# 200 iterations: the time an iteration and the cores' worth the hypervisor took (docs/model.md).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 # The device tool returns at most 8 files: the logs are written to a folder of
@@ -422,6 +422,8 @@ if want throttled; then
     $bin sweep "${common[@]}" --vary cpu0 --from 0 --to 0.6 --step 0.05 --repeats 3 \
       --csv "$out/sweep-$label.csv" --json "$out/sweep-$label.json" >"$out/sweep-$label.txt" 2>&1
     record "$label SMs $pct%" "$(grep -E '^worst point error' "$out/sweep-$label.txt")"
+    kept=$(grep -oE 'cpu0: [0-9]+ workers swept.*' "$out/calibrate-$label.txt" | tail -1)
+    [ -z "$kept" ] || record "" "$kept"
     record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
     if [ $pct -lt 100 ]; then
       echo quit | nvidia-cuda-mps-control
@@ -441,14 +443,6 @@ if want team; then
       { tail -2 "$out/team-$threads.err"; record "team --threads $threads" FAILED; continue; }
     record "team --threads $threads" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); d=r['devices'][0]; h=r['host']; c=lambda v: '-' if v is None else '%.2f' % v; print('%.3f ms an iteration (p90 of its rounds %.3f), the hypervisor took %s cores, others %s' % (r['measured_iteration_s']*1e3, d['compute_p90_s']*1e3, c(h['stolen_cores']), c(h['others_cores'])))" "$out/team-$threads.json")"
   done
-  # The throttled part's whole-GPU sweep with three quarters of the cores' workers.
-  threads=$(( $(nproc) * 3 / 4 ))
-  team=(--devices cpu0,gpu0 --threads $threads --precision double --nx 8192)
-  $bin calibrate "${team[@]}" >"$out/team-calibrate.txt" 2>&1
-  $bin sweep "${team[@]}" --iters 300 --vary cpu0 --from 0 --to 0.6 --step 0.05 --repeats 3 \
-    --json "$out/team-sweep.json" >"$out/team-sweep.txt" 2>&1
-  record "team sweep --threads $threads" "$(grep -E '^worst point error' "$out/team-sweep.txt")"
-  record "" "$(grep -E "^model's split" "$out/team-sweep.txt")"
 fi
 
 step "summary"

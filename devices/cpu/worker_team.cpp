@@ -8,7 +8,10 @@
 namespace hetstencil {
 
 WorkerTeam::WorkerTeam(std::string name, std::vector<std::vector<int>> cpus, int spins)
-    : name_(std::move(name)), barrier_(static_cast<int>(cpus.size()), spins), abort_(&own_abort_) {
+    : name_(std::move(name)),
+      barrier_(static_cast<int>(cpus.size()), spins),
+      abort_(&own_abort_),
+      used_(static_cast<int>(cpus.size())) {
   if (cpus.empty()) HETSTENCIL_THROW(InvalidArgument, name_ + ": a worker team needs at least one worker");
   threads_.reserve(cpus.size());
   for (std::size_t w = 0; w < cpus.size(); ++w) {
@@ -23,6 +26,16 @@ WorkerTeam::WorkerTeam(std::string name, std::vector<std::vector<int>> cpus, int
 }
 
 WorkerTeam::~WorkerTeam() { stop(); }
+
+void WorkerTeam::use(int workers) {
+  if (workers < 1 || workers > size()) {
+    HETSTENCIL_THROW(InvalidArgument, name_ + ": a team of " + std::to_string(size()) + " workers cannot use " +
+                                          std::to_string(workers));
+  }
+  std::lock_guard<std::mutex> lock(mutex_);
+  used_ = workers;
+  barrier_.resize(workers);
+}
 
 void WorkerTeam::stop() {
   {
@@ -46,6 +59,7 @@ void WorkerTeam::worker_main(int worker, std::vector<int> cpus) {
       job_ready_.wait(lock, [&] { return stopping_ || generation_ != seen; });
       if (stopping_) return;
       seen = generation_;
+      if (worker >= used_) continue;
       body = body_;
     }
     std::exception_ptr error;
@@ -57,7 +71,7 @@ void WorkerTeam::worker_main(int worker, std::vector<int> cpus) {
     }
     std::lock_guard<std::mutex> lock(mutex_);
     if (replaces(error, error_)) error_ = error;
-    if (++finished_ == size()) job_done_.notify_all();
+    if (++finished_ == used_) job_done_.notify_all();
   }
 }
 
@@ -69,7 +83,7 @@ void WorkerTeam::run(const std::function<void(int)>& body, std::atomic<bool>& ab
   error_ = nullptr;
   ++generation_;
   job_ready_.notify_all();
-  job_done_.wait(lock, [&] { return finished_ == size(); });
+  job_done_.wait(lock, [&] { return finished_ == used_; });
   abort_ = &own_abort_;
   if (error_) std::rethrow_exception(error_);
 }

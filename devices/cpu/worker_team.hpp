@@ -27,6 +27,13 @@ class WorkerTeam {
   WorkerTeam& operator=(const WorkerTeam&) = delete;
 
   int size() const { return static_cast<int>(threads_.size()); }
+  /// The workers the runs use: the first `workers` of the team run the body
+  /// and meet at its barrier; the others sleep. A worker that spins at a
+  /// barrier holds its core: on a virtual machine whose team fills every
+  /// vCPU the hypervisor then stops some of them, and the whole team waits
+  /// for each (docs/model.md). Only between runs; 1..size().
+  void use(int workers);
+  int used() const { return used_; }
 
   /// Runs body(worker) on every worker and returns when all are done. If a worker
   /// throws, `abort` is set so that every waiting thread of the solve leaves its
@@ -54,6 +61,7 @@ class WorkerTeam {
   std::atomic<bool> own_abort_{false};
   std::uint64_t generation_ = 0;
   int finished_ = 0;
+  int used_ = 0;
   bool stopping_ = false;
   std::exception_ptr error_;
 };

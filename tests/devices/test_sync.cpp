@@ -73,6 +73,40 @@ TEST(WorkerTeam, RunsEveryWorkerAndReportsTheRealFailure) {
   EXPECT_EQ(seen, (std::vector<int>{0, 0, 0}));
 }
 
+TEST(WorkerTeam, UsesTheWorkersItIsGivenAndTheirBarrier) {
+  WorkerTeam team("t", {{}, {}, {}}, 0);
+  std::vector<int> runs(3, 0);
+  std::atomic<int> before{0};
+  std::atomic<int> early{0};
+  team.use(2);
+  EXPECT_EQ(team.used(), 2);
+  // Two workers meet at the barrier: neither passes it before both arrived.
+  team.run([&](int w) {
+    ++runs[static_cast<std::size_t>(w)];
+    before.fetch_add(1);
+    team.sync();
+    if (before.load() != 2) early.fetch_add(1);
+  });
+  EXPECT_EQ(runs, (std::vector<int>{1, 1, 0}));
+  EXPECT_EQ(early.load(), 0);
+  team.use(3);
+  team.run([&](int w) {
+    ++runs[static_cast<std::size_t>(w)];
+    team.sync();
+  });
+  EXPECT_EQ(runs, (std::vector<int>{2, 2, 1}));
+  for (int wrong : {0, 4}) {
+    try {
+      team.use(wrong);
+      FAIL() << "a team of 3 used " << wrong;
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("t: a team of 3 workers cannot use " + std::to_string(wrong)),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(RunOnThreads, RunsEveryTaskAndReportsTheRealFailure) {
   std::vector<int> seen(4, 0);
   EXPECT_GE(run_on_threads(4, [&](std::size_t k) { seen[k] = static_cast<int>(k) + 1; }), 0.0);

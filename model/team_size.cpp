@@ -1,0 +1,100 @@
+#include "model/team_size.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include <spdlog/fmt/fmt.h>
+
+#include "hetstencil/statistics.hpp"
+
+namespace hetstencil {
+namespace {
+
+constexpr int kLeastTrialSweeps = 5;
+constexpr int kMostTrialSweeps = 400;
+constexpr int kEstimateSweeps = 3;
+
+// Adds the mean of `samples` and its variance to t's.
+void add_mean(TeamTrial& t, double& variance, const std::vector<double>& samples) {
+  if (samples.empty()) return;
+  const auto n = static_cast<double>(samples.size());
+  const double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / n;
+  double square = 0.0;
+  for (double s : samples) square += (s - mean) * (s - mean);
+  t.mean_s += mean;
+  variance += samples.size() > 1 ? square / (n - 1.0) / n : mean * mean;
+}
+
+}  // namespace
+
+std::vector<std::int64_t> team_trial_units(std::int64_t units) {
+  return {std::max<std::int64_t>(1, units / 4), units};
+}
+
+std::vector<int> team_trials(const Tunable& threads) {
+  const int team = threads.values.empty() ? threads.default_value : threads.values.back();
+  std::vector<int> out{team};
+  for (int eighths : {7, 6, 4}) {
+    const int n = team * eighths / 8;
+    const bool taken = std::find(threads.values.begin(), threads.values.end(), n) != threads.values.end();
+    if (n >= 1 && taken && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
+}
+
+std::size_t fastest_team(const std::vector<TeamTrial>& trials) {
+  std::size_t best = 0;
+  if (trials.empty()) return best;
+  const TeamTrial& whole = trials.front();
+  for (std::size_t k = 1; k < trials.size(); ++k) {
+    const TeamTrial& t = trials[k];
+    const bool beats_whole = t.mean_s > 0.0 && t.mean_s + 2.0 * t.error_s < whole.mean_s - 2.0 * whole.error_s;
+    if (beats_whole && (best == 0 || t.mean_s < trials[best].mean_s)) best = k;
+  }
+  return best;
+}
+
+std::string team_choice_text(const std::string& device, const std::string& slab, const std::vector<TeamTrial>& trials,
+                             std::size_t chosen) {
+  if (trials.empty()) return device + ": no team timed";
+  const auto stolen = [](const TeamTrial& t) { return t.stolen < 0.0 ? std::string("?") : fmt::format("{:.1f}", t.stolen); };
+  const TeamTrial& whole = trials.front();
+  std::string out = fmt::format("{}: {} workers swept {} in {:.2f} ms (the hypervisor took {} cores' worth)", device,
+                                whole.workers, slab, whole.mean_s * 1e3, stolen(whole));
+  for (std::size_t k = 1; k < trials.size(); ++k) {
+    out += fmt::format(", {} in {:.2f} ms ({})", trials[k].workers, trials[k].mean_s * 1e3, stolen(trials[k]));
+  }
+  return out + fmt::format(": it sweeps with {}", trials[std::min(chosen, trials.size() - 1)].workers);
+}
+
+std::vector<TeamTrial> time_teams(Device& device, StencilJob job, std::int64_t units) {
+  std::vector<TeamTrial> out;
+  const std::vector<Tunable> parameters = device.tunables(job);
+  const auto threads = std::find_if(parameters.begin(), parameters.end(), [](const Tunable& t) { return t.name == "threads"; });
+  if (threads == parameters.end()) return out;
+  for (int workers : team_trials(*threads)) {
+    job.tuning["threads"] = workers;
+    device.attach(job, RowRange{1, units});
+    TeamTrial t;
+    t.workers = workers;
+    double variance = 0.0;
+    const HostLoad load;
+    for (std::int64_t rows : team_trial_units(units)) {
+      const std::vector<double> first = device.measure_sweeps(job, {rows}, kEstimateSweeps, false).front().sweep_s;
+      const double estimate = first.empty() ? 0.0 : median(first);
+      const int sweeps = estimate > 0.0 ? std::clamp(static_cast<int>(kTeamTrialSeconds / estimate),
+                                                     kLeastTrialSweeps, kMostTrialSweeps)
+                                        : kLeastTrialSweeps;
+      add_mean(t, variance, device.measure_sweeps(job, {rows}, sweeps, false).front().sweep_s);
+    }
+    const HostLoad::Figures seen = load.since_start();
+    device.detach();
+    t.error_s = std::sqrt(variance);
+    t.stolen = seen.others < 0.0 ? -1.0 : seen.stolen;
+    out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace hetstencil

@@ -1,0 +1,55 @@
+// A CPU device's team, sized where the hypervisor of a virtual machine takes
+// cores from it. On a 64-vCPU guest a team on 63 vCPUs lost 4-9 cores' worth to
+// the hypervisor, and since every barrier waits for the workers it stopped,
+// 2048 rows took 6-9 ms an iteration against 1.0 ms for 48 workers, which lost
+// 0.1 (docs/model.md, "A CPU team on every vCPU of a virtual machine").
+// Calibration measures the CPU devices' curves; where the hypervisor took more
+// than HostLoad::kCrowdingCores meanwhile, it times each device's whole team
+// against 7/8, 3/4 and 1/2 of it, keeps the fastest as the device's tuned
+// "threads" (the others sleep: WorkerTeam::use) and measures the curves again.
+// Each team sweeps a large slab and a quarter of it: on that guest 410 rows
+// took 6.0 ms an iteration with 56 workers against 0.3 with 32, where 2048
+// rows took 1.1 and 1.3; a CPU beside a fast GPU takes few rows.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "devices/device.hpp"
+
+namespace hetstencil {
+
+/// A team's sweeps of each slab, back to back for about kTeamTrialSeconds a slab.
+struct TeamTrial {
+  int workers = 0;
+  double mean_s = 0.0;    ///< a sweep of each slab, the sum of their means: a solve pays the stopped workers' sweeps too
+  double error_s = 0.0;   ///< its standard error
+  double stolen = -1.0;   ///< cores' worth the hypervisor took meanwhile (HostLoad; -1 unknown)
+};
+
+constexpr double kTeamTrialSeconds = 0.15;
+
+/// The slabs each team sweeps: a quarter of `units` and all of them.
+std::vector<std::int64_t> team_trial_units(std::int64_t units);
+
+/// The workers to time: the whole team first, then 7/8, 3/4 and 1/2 of it,
+/// those that `threads` (the device's Tunable) takes, each once.
+std::vector<int> team_trials(const Tunable& threads);
+
+/// The trial to keep: of those faster than the first (the whole team) by more
+/// than twice both their standard errors, the fastest; else the first.
+std::size_t fastest_team(const std::vector<TeamTrial>& trials);
+
+/// "cpu0: 63 workers swept 512 and 2048 rows of 8192 in 14.77 ms (the
+/// hypervisor took 9.2 cores' worth), 55 in 7.11 ms (4.3), 47 in 2.04 ms
+/// (1.1), 31 in 1.61 ms (0.1): it sweeps with 31".
+std::string team_choice_text(const std::string& device, const std::string& slab, const std::vector<TeamTrial>& trials,
+                             std::size_t chosen);
+
+/// Times `device` (detached) sweeping `job` (initial set, `units` units) with
+/// each team of team_trials, at `units` and at a quarter of them, its other
+/// kernel parameters as job.tuning has them.
+std::vector<TeamTrial> time_teams(Device& device, StencilJob job, std::int64_t units);
+
+}  // namespace hetstencil

@@ -1,0 +1,79 @@
+// A CPU device's team sized where the hypervisor takes cores from it: the
+// teams timed, the choice between them, its words, and a device timed with each.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/timing_grid.hpp"
+#include "devices/backend.hpp"
+#include "model/team_size.hpp"
+
+namespace hetstencil {
+namespace {
+
+TeamTrial trial(int workers, double mean_ms, double error_ms, double stolen) {
+  TeamTrial t;
+  t.workers = workers;
+  t.mean_s = mean_ms * 1e-3;
+  t.error_s = error_ms * 1e-3;
+  t.stolen = stolen;
+  return t;
+}
+
+TEST(TeamSize, TimesTheWholeTeamThenSevenEighthsThreeQuartersAndHalfOfIt) {
+  const Tunable threads{"threads", {7, 15, 31, 47, 55, 63}, 63};
+  EXPECT_EQ(team_trials(threads), (std::vector<int>{63, 55, 47, 31}));
+  // Only values the device takes, each once: a team of 2 tries 1.
+  EXPECT_EQ(team_trials(Tunable{"threads", {1, 2}, 2}), (std::vector<int>{2, 1}));
+  EXPECT_EQ(team_trials(Tunable{"threads", {1}, 1}), (std::vector<int>{1}));
+}
+
+TEST(TeamSize, KeepsTheFastestTeamThatBeatsTheWholeOneBeyondTheNoise) {
+  // The 64-vCPU guest's probe: 63 workers lose 9 cores and take 8.77 ms.
+  const std::vector<TeamTrial> stolen = {trial(63, 8.77, 0.4, 9.2), trial(55, 1.12, 0.02, 0.9),
+                                         trial(47, 1.04, 0.02, 0.1), trial(31, 1.29, 0.02, 0.0)};
+  EXPECT_EQ(fastest_team(stolen), 2u);
+  // Faster by less than twice both errors: the whole team stays.
+  const std::vector<TeamTrial> close = {trial(16, 1.00, 0.05, 0.3), trial(14, 0.85, 0.03, 0.0)};
+  EXPECT_EQ(fastest_team(close), 0u);
+  const std::vector<TeamTrial> slower = {trial(16, 1.00, 0.01, 0.3), trial(14, 1.10, 0.01, 0.0)};
+  EXPECT_EQ(fastest_team(slower), 0u);
+  EXPECT_EQ(fastest_team({}), 0u);
+}
+
+TEST(TeamSize, SaysEachTeamsTimeAndStealAndTheOneKept) {
+  const std::vector<TeamTrial> trials = {trial(63, 8.77, 0.4, 9.2), trial(55, 1.12, 0.02, 0.9),
+                                         trial(47, 1.04, 0.02, -1.0)};
+  EXPECT_EQ(team_choice_text("cpu0", "512 and 2048 rows of 16384", trials, 2),
+            "cpu0: 63 workers swept 512 and 2048 rows of 16384 in 8.77 ms (the hypervisor took 9.2 cores' worth), 55 in "
+            "1.12 ms (0.9), 47 in 1.04 ms (?): it sweeps with 47");
+}
+
+TEST(TeamSize, TimesADeviceWithEachTeamAndLeavesItDetached) {
+  MachineDevices m = make_devices(load_topology(TopologySource{"", "pack:1 numa:1 core:2 pu:1"}),
+                                  DeviceMapOptions{1, 2, "", false, {}});
+  Device& device = *m.devices.front();
+  StencilJob job;
+  job.precision = Precision::Double;
+  job.nx = 64;
+  job.ny = 32;
+  const Grid<double> grid = timing_grid<double>(job.ny, job.nx);
+  job.initial = grid.data();
+  job.tuning = {{"streaming", 0}};
+  const std::vector<TeamTrial> trials = time_teams(device, job, 32);
+  ASSERT_EQ(trials.size(), 2u);
+  EXPECT_EQ(trials[0].workers, 2);
+  EXPECT_EQ(trials[1].workers, 1);
+  for (const TeamTrial& t : trials) {
+    EXPECT_GT(t.mean_s, 0.0);
+    EXPECT_GE(t.error_s, 0.0);
+  }
+  // Detached: it takes a job again, with the team it is given.
+  job.tuning = {{"threads", 1}};
+  device.attach(job, RowRange{1, 32});
+  EXPECT_FALSE(device.sweep_vs_copy(job, 1).skipped);
+  device.detach();
+}
+
+}  // namespace
+}  // namespace hetstencil
