@@ -34,7 +34,8 @@
 # the CPU earns 10-40% of the rows): calibrate cpu0,gpu0 for double 8192^2, then a
 # sweep of cpu0's share from 0 to 60%; the worst point's error and the planned
 # split's, and the team the calibration kept where the hypervisor took cores
-# from cpu0's workers. MPS percentages are skipped where nvidia-cuda-mps-control is missing.
+# from cpu0's workers. MPS percentages are skipped where nvidia-cuda-mps-control is missing;
+# THROTTLED_PERCENTAGES="4 12" runs some of them (a call of the device tool lasts 10 minutes).
 # team: cpu0 alone with all its cores' workers, then 56, 48 and 32 (--threads), double 8192 x 2048,
 # 200 iterations: the time an iteration and the cores' worth the hypervisor took (docs/model.md).
 set -uo pipefail
@@ -401,7 +402,7 @@ fi
 if want throttled; then
   step "throttled GPU (MPS): the CPU's share swept"
   command -v nvidia-cuda-mps-control >/dev/null || record "throttled" "no nvidia-cuda-mps-control: the whole GPU only"
-  for pct in 100 4 12 25; do  # 100: the whole GPU, before any MPS server
+  for pct in ${THROTTLED_PERCENTAGES:-100 4 12 25}; do  # 100: the whole GPU, before any MPS server
     label="throttled-$pct"
     if [ $pct -lt 100 ]; then
       command -v nvidia-cuda-mps-control >/dev/null || continue
