@@ -206,6 +206,22 @@ void append_settled(std::vector<double>& to, const std::vector<double>& samples,
   to.insert(to.end(), samples.begin() + static_cast<std::ptrdiff_t>(from), samples.end());
 }
 
+// The GPUs sweeping in the background as in a solve, their host threads
+// waiting as they would, while this lives (Device::start_load).
+struct GpusSweeping {
+  std::vector<std::unique_ptr<Device>> devices;
+  std::vector<std::unique_ptr<DeviceLoad>> loads;  // stopped before their devices go
+};
+
+GpusSweeping gpus_sweeping(const Topology& topology, const std::vector<const DeviceSpec*>& gpus) {
+  GpusSweeping out;
+  for (const DeviceSpec* g : gpus) {
+    out.devices.push_back(device_for(topology, *g));
+    if (auto load = out.devices.back()->start_load()) out.loads.push_back(std::move(load));
+  }
+  return out;
+}
+
 // Every CPU device sweeps at once, point by point, as in a solve: each sweep
 // starts on all of them together, so that devices that share a memory
 // controller and a cache are measured sharing them; and beside every GPU
@@ -225,12 +241,7 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   if (cpus.empty()) return;
   profile.canary_bytes_per_s = host_canary_bytes_per_s();
   most = cpu_rows_worth_measuring(cpus, timing_job(o, precision, most), most);
-  std::vector<std::unique_ptr<Device>> loaded;
-  std::vector<std::unique_ptr<DeviceLoad>> loads;
-  for (const DeviceSpec* g : gpus) {
-    loaded.push_back(device_for(topology, *g));
-    if (auto load = loaded.back()->start_load()) loads.push_back(std::move(load));
-  }
+  const GpusSweeping beside = gpus_sweeping(topology, gpus);
   std::vector<std::unique_ptr<Device>> devices;
   for (const DeviceSpec* c : cpus) devices.push_back(device_for(topology, *c));
   const std::vector<std::int64_t> rows = row_counts(most, cache_edges(cpus, timing_job(o, precision, most)));
@@ -355,13 +366,15 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
   }
 }
 
-// Each CPU device's teams timed (team_size.hpp) and the fastest kept as its
-// "threads" in o.tuned and in the profile's tuned parameters (beside those it
-// had). Returns whether any device sweeps with another team than before.
-bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& cpus, Precision precision,
-                CalibrationOptions& o, std::int64_t most, const Budget& budget, Profile& profile,
-                std::vector<std::string>& skipped) {
+// Each CPU device's teams timed (team_size.hpp) beside the GPUs sweeping, as
+// in a solve, and the fastest kept as its "threads" in o.tuned and in the
+// profile's tuned parameters (beside those it had). Returns whether any
+// device sweeps with another team than before.
+bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
+                const std::vector<const DeviceSpec*>& gpus, Precision precision, CalibrationOptions& o,
+                std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
   bool resized = false;
+  const GpusSweeping beside = gpus_sweeping(topology, gpus);
   const std::string key = tuning_key(o.stencil, precision);
   dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
@@ -373,13 +386,15 @@ bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& 
       slabs.push_back({devices.back().get(), RowRange{1, most}});
     }
     const TimingInputs<T> inputs = timing_inputs<T>(job, slabs);
-    const std::int64_t quarter = team_trial_units(most).front();
-    const std::string slab = o.stencil.dimension == 3
-                                 ? fmt::format("{} and {} planes of {}x{}", quarter, most, o.ny, o.nx)
-                                 : fmt::format("{} and {} rows of {}", quarter, most, o.nx);
+    const std::vector<std::int64_t> units = team_trial_units(most);
+    std::string slab;
+    for (std::size_t k = 0; k < units.size(); ++k) {
+      slab += fmt::format("{}{}", k == 0 ? "" : k + 1 == units.size() ? " and " : ", ", units[k]);
+    }
+    slab += o.stencil.dimension == 3 ? fmt::format(" planes of {}x{}", o.ny, o.nx) : fmt::format(" rows of {}", o.nx);
     for (std::size_t k = 0; k < cpus.size(); ++k) {
       const std::string& name = cpus[k]->info.name;
-      if (!budget.allows(16.0 * kTeamTrialSeconds)) {
+      if (!budget.allows(2.0 * static_cast<double>(units.size() * 4) * kTeamTrialSeconds)) {
         skipped.push_back(name + " " + to_string(precision) + " team size");
         continue;
       }
@@ -404,8 +419,9 @@ bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& 
       o.tuned.devices[name].tuned[key].values = values;
       TunedParameters& kept = entry_of(profile, cpus[k]->info).tuned[key];
       kept.values = values;
-      kept.default_s = trials.front().mean_s;
-      kept.tuned_s = trials[chosen].mean_s;
+      // A sweep of the whole slab at the rate a row of the trials.
+      kept.default_s = trials.front().row_s * static_cast<double>(most);
+      kept.tuned_s = trials[chosen].row_s * static_cast<double>(most);
       kept.grid = job.stencil.dimension == 3 ? fmt::format("{}x{}x{}", o.nx, o.ny, most) : fmt::format("{}x{}", o.nx, most);
     }
   });
@@ -425,7 +441,7 @@ void sized_cpu_curves(const Topology& topology, const std::vector<const DeviceSp
   if (!(seen.stolen > HostLoad::kCrowdingCores)) return;
   log::info("calibration: while the CPU devices swept, {}; timing fewer workers", seen.describe());
   const std::int64_t units = cpu_rows_worth_measuring(cpus, timing_job(o, precision, most), most);
-  if (size_teams(topology, cpus, precision, o, units, budget, profile, skipped)) {
+  if (size_teams(topology, cpus, gpus, precision, o, units, budget, profile, skipped)) {
     cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped);
   }
 }

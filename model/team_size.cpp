@@ -15,21 +15,27 @@ constexpr int kLeastTrialSweeps = 5;
 constexpr int kMostTrialSweeps = 400;
 constexpr int kEstimateSweeps = 3;
 
-// Adds the mean of `samples` and its variance to t's.
-void add_mean(TeamTrial& t, double& variance, const std::vector<double>& samples) {
+// Adds the mean of `samples` (sweeps of `rows`) a row, and its variance, to t's sums.
+void add_slab(TeamTrial& t, double& variance, const std::vector<double>& samples, std::int64_t rows) {
   if (samples.empty()) return;
   const auto n = static_cast<double>(samples.size());
   const double mean = std::accumulate(samples.begin(), samples.end(), 0.0) / n;
   double square = 0.0;
   for (double s : samples) square += (s - mean) * (s - mean);
-  t.mean_s += mean;
-  variance += samples.size() > 1 ? square / (n - 1.0) / n : mean * mean;
+  const auto r = static_cast<double>(rows);
+  t.row_s += mean / r;
+  variance += (samples.size() > 1 ? square / (n - 1.0) / n : mean * mean) / (r * r);
 }
 
 }  // namespace
 
 std::vector<std::int64_t> team_trial_units(std::int64_t units) {
-  return {std::max<std::int64_t>(1, units / 4), units};
+  std::vector<std::int64_t> out;
+  for (std::int64_t part : {16, 4, 1}) {
+    const std::int64_t rows = std::max<std::int64_t>(1, units / part);
+    if (out.empty() || out.back() != rows) out.push_back(rows);
+  }
+  return out;
 }
 
 std::vector<int> team_trials(const Tunable& threads) {
@@ -49,8 +55,8 @@ std::size_t fastest_team(const std::vector<TeamTrial>& trials) {
   const TeamTrial& whole = trials.front();
   for (std::size_t k = 1; k < trials.size(); ++k) {
     const TeamTrial& t = trials[k];
-    const bool beats_whole = t.mean_s > 0.0 && t.mean_s + 2.0 * t.error_s < whole.mean_s - 2.0 * whole.error_s;
-    if (beats_whole && (best == 0 || t.mean_s < trials[best].mean_s)) best = k;
+    const bool beats_whole = t.row_s > 0.0 && t.row_s + 2.0 * t.error_s < whole.row_s - 2.0 * whole.error_s;
+    if (beats_whole && (best == 0 || t.row_s < trials[best].row_s)) best = k;
   }
   return best;
 }
@@ -60,10 +66,10 @@ std::string team_choice_text(const std::string& device, const std::string& slab,
   if (trials.empty()) return device + ": no team timed";
   const auto stolen = [](const TeamTrial& t) { return t.stolen < 0.0 ? std::string("?") : fmt::format("{:.1f}", t.stolen); };
   const TeamTrial& whole = trials.front();
-  std::string out = fmt::format("{}: {} workers swept {} in {:.2f} ms (the hypervisor took {} cores' worth)", device,
-                                whole.workers, slab, whole.mean_s * 1e3, stolen(whole));
+  std::string out = fmt::format("{}: {} workers swept {} in {:.3g} us a row (the hypervisor took {} cores' worth)",
+                                device, whole.workers, slab, whole.row_s * 1e6, stolen(whole));
   for (std::size_t k = 1; k < trials.size(); ++k) {
-    out += fmt::format(", {} in {:.2f} ms ({})", trials[k].workers, trials[k].mean_s * 1e3, stolen(trials[k]));
+    out += fmt::format(", {} in {:.3g} ({})", trials[k].workers, trials[k].row_s * 1e6, stolen(trials[k]));
   }
   return out + fmt::format(": it sweeps with {}", trials[std::min(chosen, trials.size() - 1)].workers);
 }
@@ -80,17 +86,20 @@ std::vector<TeamTrial> time_teams(Device& device, StencilJob job, std::int64_t u
     t.workers = workers;
     double variance = 0.0;
     const HostLoad load;
-    for (std::int64_t rows : team_trial_units(units)) {
+    const std::vector<std::int64_t> slabs = team_trial_units(units);
+    for (std::int64_t rows : slabs) {
       const std::vector<double> first = device.measure_sweeps(job, {rows}, kEstimateSweeps, false).front().sweep_s;
       const double estimate = first.empty() ? 0.0 : median(first);
       const int sweeps = estimate > 0.0 ? std::clamp(static_cast<int>(kTeamTrialSeconds / estimate),
                                                      kLeastTrialSweeps, kMostTrialSweeps)
                                         : kLeastTrialSweeps;
-      add_mean(t, variance, device.measure_sweeps(job, {rows}, sweeps, false).front().sweep_s);
+      add_slab(t, variance, device.measure_sweeps(job, {rows}, sweeps, false).front().sweep_s, rows);
     }
     const HostLoad::Figures seen = load.since_start();
     device.detach();
-    t.error_s = std::sqrt(variance);
+    const auto n = static_cast<double>(slabs.size());
+    t.row_s /= n;
+    t.error_s = std::sqrt(variance) / n;
     t.stolen = seen.others < 0.0 ? -1.0 : seen.stolen;
     out.push_back(t);
   }

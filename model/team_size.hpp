@@ -7,9 +7,10 @@
 // than HostLoad::kCrowdingCores meanwhile, it times each device's whole team
 // against 7/8, 3/4 and 1/2 of it, keeps the fastest as the device's tuned
 // "threads" (the others sleep: WorkerTeam::use) and measures the curves again.
-// Each team sweeps a large slab and a quarter of it: on that guest 410 rows
-// took 6.0 ms an iteration with 56 workers against 0.3 with 32, where 2048
-// rows took 1.1 and 1.3; a CPU beside a fast GPU takes few rows.
+// Each team sweeps a large slab, a quarter and a sixteenth of it, and is
+// scored by its time a row averaged over them: on that guest 410 rows took 6.0
+// ms an iteration with 56 workers against 0.3 with 32, where 2048 rows took
+// 1.1 and 1.3; a CPU beside a fast GPU takes few rows, beside a slow one many.
 #pragma once
 
 #include <cstdint>
@@ -23,14 +24,16 @@ namespace hetstencil {
 /// A team's sweeps of each slab, back to back for about kTeamTrialSeconds a slab.
 struct TeamTrial {
   int workers = 0;
-  double mean_s = 0.0;    ///< a sweep of each slab, the sum of their means: a solve pays the stopped workers' sweeps too
+  /// Seconds a row: each slab's mean sweep (a solve pays the stopped
+  /// workers' sweeps too) over its rows, averaged over the slabs.
+  double row_s = 0.0;
   double error_s = 0.0;   ///< its standard error
   double stolen = -1.0;   ///< cores' worth the hypervisor took meanwhile (HostLoad; -1 unknown)
 };
 
 constexpr double kTeamTrialSeconds = 0.15;
 
-/// The slabs each team sweeps: a quarter of `units` and all of them.
+/// The slabs each team sweeps: a sixteenth, a quarter and all of `units`.
 std::vector<std::int64_t> team_trial_units(std::int64_t units);
 
 /// The workers to time: the whole team first, then 7/8, 3/4 and 1/2 of it,
@@ -41,9 +44,9 @@ std::vector<int> team_trials(const Tunable& threads);
 /// than twice both their standard errors, the fastest; else the first.
 std::size_t fastest_team(const std::vector<TeamTrial>& trials);
 
-/// "cpu0: 63 workers swept 512 and 2048 rows of 8192 in 14.77 ms (the
-/// hypervisor took 9.2 cores' worth), 55 in 7.11 ms (4.3), 47 in 2.04 ms
-/// (1.1), 31 in 1.61 ms (0.1): it sweeps with 31".
+/// "cpu0: 63 workers swept 512, 2048 and 8192 rows of 8192 in 4.12 us a row
+/// (the hypervisor took 9.2 cores' worth), 55 in 2.11 (4.3), 47 in 0.98 (1.1),
+/// 31 in 0.61 (0.1): it sweeps with 31".
 std::string team_choice_text(const std::string& device, const std::string& slab, const std::vector<TeamTrial>& trials,
                              std::size_t chosen);
 

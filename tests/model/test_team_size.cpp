@@ -11,13 +11,19 @@
 namespace hetstencil {
 namespace {
 
-TeamTrial trial(int workers, double mean_ms, double error_ms, double stolen) {
+TeamTrial trial(int workers, double row_us, double error_us, double stolen) {
   TeamTrial t;
   t.workers = workers;
-  t.mean_s = mean_ms * 1e-3;
-  t.error_s = error_ms * 1e-3;
+  t.row_s = row_us * 1e-6;
+  t.error_s = error_us * 1e-6;
   t.stolen = stolen;
   return t;
+}
+
+TEST(TeamSize, SweepsASixteenthAQuarterAndAllOfTheSlab) {
+  EXPECT_EQ(team_trial_units(8192), (std::vector<std::int64_t>{512, 2048, 8192}));
+  EXPECT_EQ(team_trial_units(8), (std::vector<std::int64_t>{1, 2, 8}));
+  EXPECT_EQ(team_trial_units(1), (std::vector<std::int64_t>{1}));
 }
 
 TEST(TeamSize, TimesTheWholeTeamThenSevenEighthsThreeQuartersAndHalfOfIt) {
@@ -44,9 +50,9 @@ TEST(TeamSize, KeepsTheFastestTeamThatBeatsTheWholeOneBeyondTheNoise) {
 TEST(TeamSize, SaysEachTeamsTimeAndStealAndTheOneKept) {
   const std::vector<TeamTrial> trials = {trial(63, 8.77, 0.4, 9.2), trial(55, 1.12, 0.02, 0.9),
                                          trial(47, 1.04, 0.02, -1.0)};
-  EXPECT_EQ(team_choice_text("cpu0", "512 and 2048 rows of 16384", trials, 2),
-            "cpu0: 63 workers swept 512 and 2048 rows of 16384 in 8.77 ms (the hypervisor took 9.2 cores' worth), 55 in "
-            "1.12 ms (0.9), 47 in 1.04 ms (?): it sweeps with 47");
+  EXPECT_EQ(team_choice_text("cpu0", "128, 512 and 2048 rows of 16384", trials, 2),
+            "cpu0: 63 workers swept 128, 512 and 2048 rows of 16384 in 8.77 us a row (the hypervisor took 9.2 cores' "
+            "worth), 55 in 1.12 (0.9), 47 in 1.04 (?): it sweeps with 47");
 }
 
 TEST(TeamSize, TimesADeviceWithEachTeamAndLeavesItDetached) {
@@ -65,7 +71,7 @@ TEST(TeamSize, TimesADeviceWithEachTeamAndLeavesItDetached) {
   EXPECT_EQ(trials[0].workers, 2);
   EXPECT_EQ(trials[1].workers, 1);
   for (const TeamTrial& t : trials) {
-    EXPECT_GT(t.mean_s, 0.0);
+    EXPECT_GT(t.row_s, 0.0);
     EXPECT_GE(t.error_s, 0.0);
   }
   // Detached: it takes a job again, with the team it is given.
