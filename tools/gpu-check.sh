@@ -35,7 +35,8 @@
 # sweep of cpu0's share from 0 to 60%; the worst point's error and the planned
 # split's, and the team the calibration kept where the hypervisor took cores
 # from cpu0's workers. MPS percentages are skipped where nvidia-cuda-mps-control is missing;
-# THROTTLED_PERCENTAGES="4 12" runs some of them (a call of the device tool lasts 10 minutes).
+# THROTTLED_PERCENTAGES="4 12" runs some of them (a call of the device tool lasts 10 minutes);
+# THROTTLED_THREADS=32 gives cpu0 that many workers (--threads) instead of one a core.
 # team: cpu0 alone with all its cores' workers, then 56, 48 and 32 (--threads), double 8192 x 2048,
 # 200 iterations: the time an iteration and the cores' worth the hypervisor took (docs/model.md).
 set -uo pipefail
@@ -422,8 +423,9 @@ if want throttled; then
         continue
       fi
     fi
-    common=(--devices cpu0,gpu0 --precision double --nx 8192 --iters 300)
-    $bin calibrate --devices cpu0,gpu0 --precision double --nx 8192 >"$out/calibrate-$label.txt" 2>&1
+    machine=(--devices cpu0,gpu0 ${THROTTLED_THREADS:+--threads $THROTTLED_THREADS})
+    common=("${machine[@]}" --precision double --nx 8192 --iters 300)
+    $bin calibrate "${machine[@]}" --precision double --nx 8192 >"$out/calibrate-$label.txt" 2>&1
     $bin sweep "${common[@]}" --vary cpu0 --from 0 --to 0.6 --step 0.05 --repeats 3 \
       --csv "$out/sweep-$label.csv" --json "$out/sweep-$label.json" >"$out/sweep-$label.txt" 2>&1
     record "$label SMs $pct%" "$(grep -E '^worst point error' "$out/sweep-$label.txt")"
