@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
 
 #include <spdlog/fmt/fmt.h>
 
@@ -50,15 +51,21 @@ std::vector<int> team_trials(const Tunable& threads) {
 }
 
 std::size_t fastest_team(const std::vector<TeamTrial>& trials) {
-  std::size_t best = 0;
-  if (trials.empty()) return best;
+  if (trials.empty()) return 0;
+  const auto left_alone = [](const TeamTrial& t) { return t.stolen <= HostLoad::kCrowdingCores; };
+  const bool some_left_alone = std::any_of(trials.begin(), trials.end(), left_alone);
+  const auto counts = [&](const TeamTrial& t) { return t.row_s > 0.0 && (!some_left_alone || left_alone(t)); };
   const TeamTrial& whole = trials.front();
+  std::optional<std::size_t> best;
+  if (counts(whole)) best = 0;
   for (std::size_t k = 1; k < trials.size(); ++k) {
     const TeamTrial& t = trials[k];
-    const bool beats_whole = t.row_s > 0.0 && t.row_s + 2.0 * t.error_s < whole.row_s - 2.0 * whole.error_s;
-    if (beats_whole && (best == 0 || t.row_s < trials[best].row_s)) best = k;
+    if (!counts(t)) continue;
+    // Beside the whole team, a smaller one must be faster beyond the noise.
+    const bool beats_whole = !counts(whole) || t.row_s + 2.0 * t.error_s < whole.row_s - 2.0 * whole.error_s;
+    if (beats_whole && (!best || *best == 0 || t.row_s < trials[*best].row_s)) best = k;
   }
-  return best;
+  return best.value_or(0);
 }
 
 std::string team_choice_text(const std::string& device, const std::string& slab, const std::vector<TeamTrial>& trials,

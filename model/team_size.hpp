@@ -41,7 +41,11 @@ std::vector<std::int64_t> team_trial_units(std::int64_t units);
 std::vector<int> team_trials(const Tunable& threads);
 
 /// The trial to keep: of those faster than the first (the whole team) by more
-/// than twice both their standard errors, the fastest; else the first.
+/// than twice both their standard errors, the fastest; else the first. Where
+/// the hypervisor took more than HostLoad::kCrowdingCores from some teams and
+/// not from others, only those it left alone count: it takes cores in bursts,
+/// and a team it took from in a trial of a fraction of a second lost 0.5-5
+/// cores' worth again and again in the solves after it (docs/model.md).
 std::size_t fastest_team(const std::vector<TeamTrial>& trials);
 
 /// "cpu0: 63 workers swept 512, 2048 and 8192 rows of 8192 in 4.12 us a row
