@@ -68,8 +68,12 @@ class Barrier {
   explicit Barrier(int threads, int spins = 0) : threads_(threads), generation_(spins) {}
   /// Returns when all threads arrived; throws Aborted once *abort is set.
   void wait(const std::atomic<bool>& abort);
-  /// The threads that meet at it from now on; only while none waits.
-  void resize(int threads) { threads_ = threads; }
+  /// The threads that meet at it from now on; only while none waits. Also
+  /// forgets arrivals left by threads that an abort took out of their wait.
+  void resize(int threads) {
+    threads_ = threads;
+    arrived_.store(0, std::memory_order_relaxed);
+  }
 
  private:
   int threads_;

@@ -235,10 +235,11 @@ GpusSweeping gpus_sweeping(const Topology& topology, const std::vector<const Dev
 // can move by half between calibrations while its neighbours do not (2048
 // rows of 2048 doubles: 5.3 and 11.0 ms in two calibrations a minute apart,
 // its samples taken at once).
-void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
-                const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
-                std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
-  if (cpus.empty()) return;
+// Returns the most rows it measures.
+std::int64_t cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
+                        const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
+                        std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
+  if (cpus.empty()) return 0;
   profile.canary_bytes_per_s = host_canary_bytes_per_s();
   most = cpu_rows_worth_measuring(cpus, timing_job(o, precision, most), most);
   const GpusSweeping beside = gpus_sweeping(topology, gpus);
@@ -362,20 +363,26 @@ void cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& 
     if (!rest_points.empty()) {
       d.rest[key] = RateCurve(rest_points);
       d.rest_rows[key] = most;
+    } else {
+      // A rest curve measured before (another team's) no longer holds.
+      d.rest.erase(key);
+      d.rest_rows.erase(key);
     }
   }
+  return most;
 }
 
 // Each CPU device's teams timed (team_size.hpp) beside the GPUs sweeping, as
-// in a solve, and the fastest kept as its "threads" in o.tuned and in the
-// profile's tuned parameters (beside those it had). Returns whether any
+// in a solve, one device at a time, and a faster one kept as its "threads" in
+// o.tuned and in the profile's tuned parameters, beside the values it had
+// (their figures are the trials' where it had none). Returns whether any
 // device sweeps with another team than before.
 bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
                 const std::vector<const DeviceSpec*>& gpus, Precision precision, CalibrationOptions& o,
-                std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
+                std::int64_t most, Profile& profile) {
   bool resized = false;
-  const GpusSweeping beside = gpus_sweeping(topology, gpus);
   const std::string key = tuning_key(o.stencil, precision);
+  const GpusSweeping beside = gpus_sweeping(topology, gpus);
   dispatch(precision, [&](auto zero) {
     using T = decltype(zero);
     StencilJob job = timing_job(o, precision, most);
@@ -394,35 +401,27 @@ bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& 
     slab += o.stencil.dimension == 3 ? fmt::format(" planes of {}x{}", o.ny, o.nx) : fmt::format(" rows of {}", o.nx);
     for (std::size_t k = 0; k < cpus.size(); ++k) {
       const std::string& name = cpus[k]->info.name;
-      if (!budget.allows(2.0 * static_cast<double>(units.size() * 4) * kTeamTrialSeconds)) {
-        skipped.push_back(name + " " + to_string(precision) + " team size");
-        continue;
-      }
       job.tuning = tuning_of(o, *devices[k], job);
       const std::vector<TeamTrial> trials = time_teams(*devices[k], job, most);
       if (trials.empty()) continue;
       const std::size_t chosen = fastest_team(trials);
-      // A team smaller than the device's cores is a decision the user sees.
-      const std::string said = team_choice_text(name, slab, trials, chosen);
-      if (chosen == 0) {
-        log::info("calibration: {}", said);
-      } else {
-        log::warn("calibration: {} (its tuned threads in the profile, which solves use)", said);
+      // Said either way: the trials run only where the hypervisor took cores.
+      log::warn("calibration: {}{}", team_choice_text(name, slab, trials, chosen),
+                chosen == 0 ? "" : " (its tuned threads in the profile, which solves use)");
+      if (chosen == 0) continue;
+      resized = true;
+      TunedParameters kept = o.tuned.devices[name].tuned[key];
+      kept.values = job.tuning;
+      kept.values["threads"] = trials[chosen].workers;
+      if (kept.grid.empty()) {
+        // A sweep of the whole slab at the trials' rate a row; the first
+        // trial's team swept with the defaults, as the entry had no values.
+        kept.default_s = trials.front().row_s * static_cast<double>(most);
+        kept.tuned_s = trials[chosen].row_s * static_cast<double>(most);
+        kept.grid = o.stencil.dimension == 3 ? grid_text(o.nx, o.ny, most) : grid_text(o.nx, most, 0);
       }
-      Tuning values = job.tuning;
-      if (chosen == 0) {
-        values.erase("threads");
-      } else {
-        values["threads"] = trials[chosen].workers;
-      }
-      resized = resized || values != job.tuning;
-      o.tuned.devices[name].tuned[key].values = values;
-      TunedParameters& kept = entry_of(profile, cpus[k]->info).tuned[key];
-      kept.values = values;
-      // A sweep of the whole slab at the rate a row of the trials.
-      kept.default_s = trials.front().row_s * static_cast<double>(most);
-      kept.tuned_s = trials[chosen].row_s * static_cast<double>(most);
-      kept.grid = job.stencil.dimension == 3 ? fmt::format("{}x{}x{}", o.nx, o.ny, most) : fmt::format("{}x{}", o.nx, most);
+      o.tuned.devices[name].tuned[key] = kept;
+      entry_of(profile, cpus[k]->info).tuned[key] = kept;
     }
   });
   return resized;
@@ -430,18 +429,23 @@ bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& 
 
 // The CPU curves; where the hypervisor took cores from the workers meanwhile,
 // the devices' teams sized (size_teams) and the curves measured again with
-// the teams kept.
+// the teams kept, where the budget has room for both.
 void sized_cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
                       const std::vector<const DeviceSpec*>& gpus, Precision precision, CalibrationOptions& o,
                       std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
   if (cpus.empty()) return;
   const HostLoad load;
-  cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped);
+  const Clock::time_point begin = Clock::now();
+  const std::int64_t measured = cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped);
+  const double curves_s = since(begin);
   const HostLoad::Figures seen = load.since_start();
   if (!(seen.stolen > HostLoad::kCrowdingCores)) return;
-  log::info("calibration: while the CPU devices swept, {}; timing fewer workers", seen.describe());
-  const std::int64_t units = cpu_rows_worth_measuring(cpus, timing_job(o, precision, most), most);
-  if (size_teams(topology, cpus, gpus, precision, o, units, budget, profile, skipped)) {
+  if (!budget.allows(static_cast<double>(cpus.size()) * kTeamTrialsSeconds + curves_s)) {
+    skipped.push_back("CPU devices' team sizes, " + to_string(precision) + " (" + seen.describe() + ")");
+    return;
+  }
+  log::info("calibration: while the CPU devices swept, {}; timing other teams", seen.describe());
+  if (size_teams(topology, cpus, gpus, precision, o, measured, profile)) {
     cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped);
   }
 }

@@ -276,6 +276,10 @@ std::string tuning_key(const Stencil& stencil, Precision precision) {
   return (tag.empty() ? "poisson5" : tag) + "/" + to_string(precision);
 }
 
+std::string grid_text(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  return nz > 0 ? fmt::format("{}x{}x{}", nx, ny, nz) : fmt::format("{}x{}", nx, ny);
+}
+
 std::int64_t unit_cells(const Problem& problem) {
   return problem.dimension() == 3 ? problem.nx * problem.ny : problem.nx;
 }

@@ -126,6 +126,8 @@ std::string stencil_tag(const Stencil& stencil);
 /// The key of a device's tuned parameters: "<stencil>/<precision>", the
 /// stencil as stencil_tag names it ("poisson5" for poisson5): "box9/float".
 std::string tuning_key(const Stencil& stencil, Precision precision);
+/// A grid as TunedParameters::grid names it: "2048x2048", "128x128x128" (nz > 0).
+std::string grid_text(std::int64_t nx, std::int64_t ny, std::int64_t nz);
 /// Cells of one unit of the split axis: a row of nx (2-D), a plane of nx x ny (3-D).
 std::int64_t unit_cells(const Problem& problem);
 /// The key of `problem`'s stencil's curves (CPU devices sweep plainly: no

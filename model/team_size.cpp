@@ -39,10 +39,10 @@ std::vector<std::int64_t> team_trial_units(std::int64_t units) {
   return out;
 }
 
-std::vector<int> team_trials(const Tunable& threads) {
+std::vector<int> team_trials(const Tunable& threads, int current) {
   const int team = threads.values.empty() ? threads.default_value : threads.values.back();
-  std::vector<int> out{team};
-  for (int eighths : {7, 6, 4}) {
+  std::vector<int> out{current};
+  for (int eighths : {8, 7, 6, 4}) {
     const int n = team * eighths / 8;
     const bool taken = std::find(threads.values.begin(), threads.values.end(), n) != threads.values.end();
     if (n >= 1 && taken && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
@@ -52,18 +52,15 @@ std::vector<int> team_trials(const Tunable& threads) {
 
 std::size_t fastest_team(const std::vector<TeamTrial>& trials) {
   if (trials.empty()) return 0;
+  const TeamTrial& now = trials.front();
   const auto left_alone = [](const TeamTrial& t) { return t.stolen <= HostLoad::kCrowdingCores; };
-  const bool some_left_alone = std::any_of(trials.begin(), trials.end(), left_alone);
-  const auto counts = [&](const TeamTrial& t) { return t.row_s > 0.0 && (!some_left_alone || left_alone(t)); };
-  const TeamTrial& whole = trials.front();
   std::optional<std::size_t> best;
-  if (counts(whole)) best = 0;
   for (std::size_t k = 1; k < trials.size(); ++k) {
     const TeamTrial& t = trials[k];
-    if (!counts(t)) continue;
-    // Beside the whole team, a smaller one must be faster beyond the noise.
-    const bool beats_whole = !counts(whole) || t.row_s + 2.0 * t.error_s < whole.row_s - 2.0 * whole.error_s;
-    if (beats_whole && (!best || *best == 0 || t.row_s < trials[*best].row_s)) best = k;
+    if (!(t.row_s > 0.0 && t.row_s + 2.0 * t.error_s < now.row_s - 2.0 * now.error_s)) continue;
+    const bool better = !best || (left_alone(t) != left_alone(trials[*best]) ? left_alone(t)
+                                                                              : t.row_s < trials[*best].row_s);
+    if (better) best = k;
   }
   return best.value_or(0);
 }
@@ -72,9 +69,9 @@ std::string team_choice_text(const std::string& device, const std::string& slab,
                              std::size_t chosen) {
   if (trials.empty()) return device + ": no team timed";
   const auto stolen = [](const TeamTrial& t) { return t.stolen < 0.0 ? std::string("?") : fmt::format("{:.1f}", t.stolen); };
-  const TeamTrial& whole = trials.front();
+  const TeamTrial& now = trials.front();
   std::string out = fmt::format("{}: {} workers swept {} in {:.3g} us a row (the hypervisor took {} cores' worth)",
-                                device, whole.workers, slab, whole.row_s * 1e6, stolen(whole));
+                                device, now.workers, slab, now.row_s * 1e6, stolen(now));
   for (std::size_t k = 1; k < trials.size(); ++k) {
     out += fmt::format(", {} in {:.3g} ({})", trials[k].workers, trials[k].row_s * 1e6, stolen(trials[k]));
   }
@@ -86,7 +83,7 @@ std::vector<TeamTrial> time_teams(Device& device, StencilJob job, std::int64_t u
   const std::vector<Tunable> parameters = device.tunables(job);
   const auto threads = std::find_if(parameters.begin(), parameters.end(), [](const Tunable& t) { return t.name == "threads"; });
   if (threads == parameters.end()) return out;
-  for (int workers : team_trials(*threads)) {
+  for (int workers : team_trials(*threads, tuned_value(job.tuning, *threads))) {
     job.tuning["threads"] = workers;
     device.attach(job, RowRange{1, units});
     TeamTrial t;

@@ -54,11 +54,6 @@ StencilJob tuning_job(const Device& device, const TuneOptions& o) {
   return job;
 }
 
-// "2048x2048", "128x128x128".
-std::string grid_text(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
-  return nz > 0 ? fmt::format("{}x{}x{}", nx, ny, nz) : fmt::format("{}x{}", nx, ny);
-}
-
 DeviceTuning tune_device(Device& device, const TuneOptions& o) {
   DeviceTuning out;
   out.device = device.info().name;

@@ -409,11 +409,11 @@ if want throttled; then
   command -v nvidia-cuda-mps-control >/dev/null || record "throttled" "no nvidia-cuda-mps-control: the whole GPU only"
   for pct in ${THROTTLED_PERCENTAGES:-100 4 12 25}; do  # 100: the whole GPU, before any MPS server
     label="throttled-$pct"
-    if [ $pct -lt 100 ]; then
+    if [ "$pct" -lt 100 ]; then
       command -v nvidia-cuda-mps-control >/dev/null || continue
     fi
     export XDG_CACHE_HOME=$out/cache-$label  # each percentage its own model
-    if [ $pct -lt 100 ]; then
+    if [ "$pct" -lt 100 ]; then
       export CUDA_MPS_PIPE_DIRECTORY=$out/mps-pipe CUDA_MPS_LOG_DIRECTORY=$out/mps-log
       mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
       export CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=$pct
@@ -432,7 +432,7 @@ if want throttled; then
     kept=$(grep -oE 'cpu0: [0-9]+ workers swept.*' "$out/calibrate-$label.txt" | tail -1)
     [ -z "$kept" ] || record "" "$kept"
     record "" "$(grep -E "^model's split" "$out/sweep-$label.txt")"
-    if [ $pct -lt 100 ]; then
+    if [ "$pct" -lt 100 ]; then
       echo quit | nvidia-cuda-mps-control
       sleep 2  # the server leaves before the next percentage starts one
       unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY

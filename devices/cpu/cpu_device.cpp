@@ -71,7 +71,6 @@ std::vector<Tunable> CpuDevice::tunables(const StencilJob& job) const {
 }
 
 Block CpuDevice::worker_rows(int worker, std::int64_t begin, std::int64_t end) const {
-  if (worker >= active_) return {end, end};
   const Block b = even_block(end - begin, active_, worker);
   return {b.begin + begin, b.end + begin};
 }

@@ -100,8 +100,8 @@ class CpuDevice final : public Device {
   void exchange(Endpoint& port, std::int64_t t);
   template <class T>
   void detach_rows(int worker);
-  /// A worker's share of rows [begin, end): the first active_ workers share
-  /// them, the others none.
+  /// A worker's share of rows [begin, end), which the active_ workers share
+  /// (the others sleep: WorkerTeam::use).
   Block worker_rows(int worker, std::int64_t begin, std::int64_t end) const;
   /// Row r of a buffer (numbered as row() numbers them) as its transport sees it.
   RowBlock halo_block(int buffer, std::int64_t r) const;

@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include <stdexcept>
+
 #include "devices/affinity.hpp"
 #include "hetstencil/error.hpp"
 
@@ -33,6 +35,7 @@ void WorkerTeam::use(int workers) {
                                           std::to_string(workers));
   }
   std::lock_guard<std::mutex> lock(mutex_);
+  if (running_) throw std::logic_error(name_ + ": a team's workers change only between runs");
   used_ = workers;
   barrier_.resize(workers);
 }
@@ -81,9 +84,11 @@ void WorkerTeam::run(const std::function<void(int)>& body, std::atomic<bool>& ab
   abort_ = &abort;
   finished_ = 0;
   error_ = nullptr;
+  running_ = true;
   ++generation_;
   job_ready_.notify_all();
   job_done_.wait(lock, [&] { return finished_ == used_; });
+  running_ = false;
   abort_ = &own_abort_;
   if (error_) std::rethrow_exception(error_);
 }

@@ -33,7 +33,6 @@ class WorkerTeam {
   /// vCPU the hypervisor then stops some of them, and the whole team waits
   /// for each (docs/model.md). Only between runs; 1..size().
   void use(int workers);
-  int used() const { return used_; }
 
   /// Runs body(worker) on every worker and returns when all are done. If a worker
   /// throws, `abort` is set so that every waiting thread of the solve leaves its
@@ -62,6 +61,7 @@ class WorkerTeam {
   std::uint64_t generation_ = 0;
   int finished_ = 0;
   int used_ = 0;
+  bool running_ = false;
   bool stopping_ = false;
   std::exception_ptr error_;
 };

@@ -56,6 +56,11 @@ TEST(CpuTuning, ACpuDeviceListsItsParametersForEachKindOfStencil) {
   const auto threads = device.tunables(job_of("poisson5")).front();
   EXPECT_EQ(threads.default_value, device.info().threads);
   EXPECT_EQ(threads.values, (std::vector<int>{1, 2}));
+  // A larger team: an eighth, a quarter, a half, 3/4, 7/8 and all of it.
+  MachineDevices sixteen = make_devices(load_topology(TopologySource{"", "pack:1 numa:1 core:16 pu:1"}),
+                                        DeviceMapOptions{1, 0, "", false, {}});
+  EXPECT_EQ(sixteen.devices.front()->tunables(job_of("box9")).front().values,
+            (std::vector<int>{2, 4, 8, 12, 14, 16}));
 }
 
 TEST(CpuTuning, AttachRefusesAParameterOrValueTheDeviceDoesNotTake) {

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <stdexcept>
 
 #include <thread>
 #include <vector>
@@ -79,7 +80,6 @@ TEST(WorkerTeam, UsesTheWorkersItIsGivenAndTheirBarrier) {
   std::atomic<int> before{0};
   std::atomic<int> early{0};
   team.use(2);
-  EXPECT_EQ(team.used(), 2);
   // Two workers meet at the barrier: neither passes it before both arrived.
   team.run([&](int w) {
     ++runs[static_cast<std::size_t>(w)];
@@ -95,6 +95,21 @@ TEST(WorkerTeam, UsesTheWorkersItIsGivenAndTheirBarrier) {
     team.sync();
   });
   EXPECT_EQ(runs, (std::vector<int>{2, 2, 1}));
+  // A failed run leaves workers' arrivals at the barrier; the team given its
+  // workers again forgets them, and its barrier holds every worker again.
+  EXPECT_THROW(team.run([&](int w) {
+    if (w == 2) throw std::runtime_error("worker two failed");
+    team.sync();
+  }),
+               std::runtime_error);
+  team.use(3);
+  before = 0;
+  team.run([&](int) {
+    before.fetch_add(1);
+    team.sync();
+    if (before.load() != 3) early.fetch_add(1);
+  });
+  EXPECT_EQ(early.load(), 0);
   for (int wrong : {0, 4}) {
     try {
       team.use(wrong);
