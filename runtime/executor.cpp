@@ -121,7 +121,7 @@ void gather_reports(Processes& processes, Report& report) {
                          {"teardown_s", report.teardown_s}, {"devices", nlohmann::json::array()}};
   for (const DeviceReport& d : report.devices) {
     mine["devices"].push_back({d.name, d.first_row, d.rows, d.compute_s, d.exchange_s, d.check_s, d.total_s,
-                               d.compute_p90_s});
+                               d.compute_p90_s, d.tuning});
   }
   report.devices.clear();
   for (const std::string& text : processes.all_gather(mine.dump())) {
@@ -132,7 +132,8 @@ void gather_reports(Processes& processes, Report& report) {
     for (const auto& d : theirs.at("devices")) {
       report.devices.push_back(DeviceReport{d[0].get<std::string>(), d[1].get<std::int64_t>(), d[2].get<std::int64_t>(),
                                             d[3].get<double>(), d[4].get<double>(), d[5].get<double>(),
-                                            d[6].get<double>(), d[7].get<double>()});
+                                            d[6].get<double>(), d[7].get<double>(),
+                                            d[8].get<std::map<std::string, int>>()});
     }
   }
 }
@@ -210,7 +211,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   for (std::size_t k = 0; k < n; ++k) {
     const DeviceTimes t = devices[k]->times();
     report.devices.push_back(DeviceReport{names[k], rows[k].first, rows[k].count, t.compute_s, t.exchange_s,
-                                          t.check_s, t.total_s, t.compute_p90_s});
+                                          t.check_s, t.total_s, t.compute_p90_s, jobs[k].tuning});
   }
   if (spread) {
     // Unit i (from 1) lies at i - 1 + radius in the grid, whose ring is radius deep.

@@ -8,6 +8,7 @@
 
 #include "core/schema.hpp"
 #include "hetstencil/report.hpp"
+#include "model/tune.hpp"
 
 namespace hetstencil {
 namespace {
@@ -109,6 +110,11 @@ std::string format_report(const Report& r) {
                    r.converged ? "tolerance met" : "tolerance not met");
   }
   fmt::format_to(put, "\nsplit: {}\n", r.split);
+  std::string tuned;
+  for (const auto& d : r.devices) {
+    if (!d.tuning.empty()) tuned += fmt::format("{}{} {}", tuned.empty() ? "" : "; ", d.name, tuning_text(d.tuning));
+  }
+  if (!tuned.empty()) fmt::format_to(put, "tuned: {} (from the profile: hetstencil profile show)\n", tuned);
   for (const auto& l : r.left_out) fmt::format_to(put, "left out: {}: {}\n", l.name, l.reason);
   if (const std::string host = host_disturbance(r); !host.empty()) fmt::format_to(put, "host: {}\n", host);
   return out;
@@ -126,6 +132,7 @@ std::string to_json(const Report& r, int indent) {
                        {"check_s", d.check_s},
                        {"total_s", d.total_s},
                        {"compute_p90_s", d.compute_p90_s},
+                       {"tuning", d.tuning},
                        {"share", f.share},
                        {"predicted_iteration_s", or_null(f.predicted_iteration)},
                        {"measured_iteration_s", f.measured_iteration},

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <type_traits>
 #include <variant>
@@ -34,6 +35,10 @@ struct DeviceReport {
   /// (CPU devices; 0 where not measured). Beside a GPU, its slow iterations,
   /// not its mean, make the GPU wait.
   double compute_p90_s = 0.0;
+  /// The kernel parameters it swept with that are not its defaults, by name
+  /// (the profile's tuned values: `hetstencil tune`'s, or a CPU team a
+  /// calibration sized); empty: its defaults.
+  std::map<std::string, int> tuning{};
 };
 
 /// The host as a solve ran, to tell its spells from the model's errors.

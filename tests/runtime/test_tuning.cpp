@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "devices/backend.hpp"
 #include "hetstencil/logging.hpp"
 #include "hetstencil/reference.hpp"
@@ -129,6 +131,31 @@ TEST(TunedSweeps, ACalibrationTakesItsParametersFromTheProfile) {
   ASSERT_TRUE(saved.has_value());
   EXPECT_EQ(saved->devices.at(device_key(runtime.devices().front())).tuned.count("box9/double"), 1u)
       << "the calibration keeps the tuning";
+  fs::remove_all(dir);
+}
+
+// The report names the parameters each device swept with that are not its
+// defaults, in its table and its JSON.
+TEST(TunedSweeps, TheReportSaysWhatEachDeviceSweptWith) {
+  const fs::path dir = fs::temp_directory_path() / ("hetstencil_tuned_report_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  RuntimeOptions o = testing_support::cpu_devices(2, 2);
+  o.profile = (dir / "profile.json").string();
+  Runtime runtime(o);
+  store_box9_tuning(runtime, o.profile, {{"threads", 1}});
+  const Problem p =
+      testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 20, 12, 0, false, 0, 5);
+  const Result solved = runtime.solve(p, runtime.even_plan(p));
+  expect_same_bits(solved, solve_reference(p));
+  ASSERT_EQ(solved.report.devices.size(), 2u);
+  EXPECT_EQ(solved.report.devices[0].tuning, (Tuning{{"threads", 1}}));
+  EXPECT_TRUE(solved.report.devices[1].tuning.empty());
+  const std::string table = format_report(solved.report);
+  EXPECT_NE(table.find("tuned: " + solved.report.devices[0].name + " threads=1 (from the profile"), std::string::npos)
+      << table;
+  const auto json = nlohmann::json::parse(to_json(solved.report));
+  EXPECT_EQ(json.at("devices").at(0).at("tuning").at("threads"), 1);
+  EXPECT_TRUE(json.at("devices").at(1).at("tuning").empty());
   fs::remove_all(dir);
 }
 
