@@ -235,11 +235,15 @@ GpusSweeping gpus_sweeping(const Topology& topology, const std::vector<const Dev
 // can move by half between calibrations while its neighbours do not (2048
 // rows of 2048 doubles: 5.3 and 11.0 ms in two calibrations a minute apart,
 // its samples taken at once).
-// Returns the most rows it measures.
-std::int64_t cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
-                        const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
-                        std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
-  if (cpus.empty()) return 0;
+struct CpuCurves {
+  std::int64_t rows = 0;  // the most rows measured for
+  std::size_t points = 0;  // the points measured (0: the profile's curves are left as they were)
+};
+
+CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
+                     const std::vector<const DeviceSpec*>& gpus, Precision precision, const CalibrationOptions& o,
+                     std::int64_t most, const Budget& budget, Profile& profile, std::vector<std::string>& skipped) {
+  if (cpus.empty()) return {};
   profile.canary_bytes_per_s = host_canary_bytes_per_s();
   most = cpu_rows_worth_measuring(cpus, timing_job(o, precision, most), most);
   const GpusSweeping beside = gpus_sweeping(topology, gpus);
@@ -369,7 +373,7 @@ std::int64_t cpu_curves(const Topology& topology, const std::vector<const Device
       d.rest_rows.erase(key);
     }
   }
-  return most;
+  return {most, measured};
 }
 
 // Each CPU device's teams timed (team_size.hpp) beside the GPUs sweeping, as
@@ -412,11 +416,18 @@ bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& 
       resized = true;
       TunedParameters kept = o.tuned.devices[name].tuned[key];
       kept.values = job.tuning;
-      kept.values["threads"] = trials[chosen].workers;
-      if (kept.grid.empty()) {
-        // A sweep of the whole slab at the trials' rate a row; the first
-        // trial's team swept with the defaults, as the entry had no values.
-        kept.default_s = trials.front().row_s * static_cast<double>(most);
+      const int all = threads_of(*devices[k], job)->default_value;
+      if (trials[chosen].workers == all) {
+        kept.values.erase("threads");
+      } else {
+        kept.values["threads"] = trials[chosen].workers;
+      }
+      // The figures of a tuner's other values stay theirs; else the trials':
+      // a sweep of the whole slab at their rate a row, all workers' as the
+      // defaults' (every trial list has them).
+      if (kept.values.size() <= kept.values.count("threads")) {
+        const auto defaults = std::find_if(trials.begin(), trials.end(), [&](const TeamTrial& t) { return t.workers == all; });
+        kept.default_s = defaults->row_s * static_cast<double>(most);
         kept.tuned_s = trials[chosen].row_s * static_cast<double>(most);
         kept.grid = o.stencil.dimension == 3 ? grid_text(o.nx, o.ny, most) : grid_text(o.nx, most, 0);
       }
@@ -436,7 +447,7 @@ void sized_cpu_curves(const Topology& topology, const std::vector<const DeviceSp
   if (cpus.empty()) return;
   const HostLoad load;
   const Clock::time_point begin = Clock::now();
-  const std::int64_t measured = cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped);
+  const CpuCurves measured = cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped);
   const double curves_s = since(begin);
   const HostLoad::Figures seen = load.since_start();
   if (!(seen.stolen > HostLoad::kCrowdingCores)) return;
@@ -445,8 +456,14 @@ void sized_cpu_curves(const Topology& topology, const std::vector<const DeviceSp
     return;
   }
   log::info("calibration: while the CPU devices swept, {}; timing other teams", seen.describe());
-  if (size_teams(topology, cpus, gpus, precision, o, measured, profile)) {
-    cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped);
+  const Profile tuned_before = o.tuned;
+  const Profile profile_before = profile;
+  if (!size_teams(topology, cpus, gpus, precision, o, measured.rows, profile)) return;
+  if (cpu_curves(topology, cpus, gpus, precision, o, most, budget, profile, skipped).points == 0) {
+    // No curve of the teams kept: the teams measured stay, with their curves.
+    o.tuned = tuned_before;
+    profile = profile_before;
+    skipped.push_back("CPU devices' curves with the teams timed, " + to_string(precision));
   }
 }
 

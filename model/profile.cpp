@@ -199,12 +199,49 @@ void store_named(Profile& stored, const Profile& named, const std::vector<Device
   }
 }
 
+namespace {
+
+// Whether the curve under `rate` (rate_key, stencil_rate_key) is of the
+// stencil and precision that `tuning` (tuning_key) names.
+bool curve_of(const std::string& rate, const std::string& tuning) {
+  const std::size_t slash = tuning.find('/');
+  const bool poisson5 = tuning.compare(0, slash, "poisson5") == 0;
+  const std::string prefix = (poisson5 ? tuning.substr(slash + 1) : tuning) + "/";
+  return rate.compare(0, prefix.size(), prefix) == 0;
+}
+
+// Drops from `stored` the figures of `tuning`'s stencil and precision that
+// `measured` does not bring: they were measured with other kernel parameters.
+void drop_figures_of(DeviceProfile& stored, const DeviceProfile& measured, const std::string& tuning) {
+  const auto drop = [&](auto& into, const auto& brought) {
+    for (auto it = into.begin(); it != into.end();) {
+      it = curve_of(it->first, tuning) && !brought.count(it->first) ? into.erase(it) : std::next(it);
+    }
+  };
+  drop(stored.rates, measured.rates);
+  drop(stored.checks, measured.checks);
+  drop(stored.rest, measured.rest);
+  drop(stored.rest_rows, measured.rest_rows);
+  drop(stored.step, measured.step);
+  drop(stored.overhead, measured.overhead);
+  drop(stored.fixed, measured.fixed);
+}
+
+}  // namespace
+
 void merge_into(Profile& stored, const Profile& measured) {
   for (const auto& [key, m] : measured.devices) {
     DeviceProfile& d = stored.devices[key];
     if (!m.name.empty()) d.name = m.name;
     if (!m.kind.empty()) d.kind = m.kind;
-    for (const auto& [k, c] : m.rates) d.rates[k] = c;
+    for (const auto& [k, c] : m.rates) {
+      d.rates[k] = c;
+      // A rest curve belongs with the rates measured beside it.
+      if (!m.rest.count(k)) {
+        d.rest.erase(k);
+        d.rest_rows.erase(k);
+      }
+    }
     for (const auto& [k, c] : m.checks) d.checks[k] = c;
     for (const auto& [k, c] : m.rest) d.rest[k] = c;
     for (const auto& [k, r] : m.rest_rows) d.rest_rows[k] = r;
@@ -214,7 +251,11 @@ void merge_into(Profile& stored, const Profile& measured) {
     if (!m.setup_in.empty()) d.setup_in = m.setup_in;
     if (!m.setup_out.empty()) d.setup_out = m.setup_out;
     if (m.slowdown_beside_gpus != 1.0) d.slowdown_beside_gpus = m.slowdown_beside_gpus;
-    for (const auto& [k, t] : m.tuned) d.tuned[k] = t;
+    for (const auto& [k, t] : m.tuned) {
+      const auto was = d.tuned.find(k);
+      if ((was == d.tuned.end() ? Tuning{} : was->second.values) != t.values) drop_figures_of(d, m, k);
+      d.tuned[k] = t;
+    }
   }
   for (const auto& [key, c] : measured.links) stored.links[key] = c;
   if (!measured.link_conditions.empty()) stored.link_conditions = measured.link_conditions;

@@ -184,7 +184,10 @@ Profile named_as_measured(const Profile& stored, const std::vector<DeviceInfo>& 
 /// The figures of `named` (a named_for(stored, devices)) put back under their keys.
 void store_named(Profile& stored, const Profile& named, const std::vector<DeviceInfo>& devices);
 /// Folds newer measurements into `stored`: every curve, loop figure, set-up
-/// and link `measured` has replaces the one of the same key; the rest stays.
+/// and link `measured` has replaces the one of the same key; the rest stays,
+/// but for a device's rest curve where `measured` brings rates of its key
+/// without one, and for its figures of a stencil and precision whose tuned
+/// values `measured` changes (measured with other kernel parameters).
 void merge_into(Profile& stored, const Profile& measured);
 
 std::string to_json(const Profile& profile, int indent = 2);

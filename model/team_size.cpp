@@ -30,6 +30,13 @@ void add_slab(TeamTrial& t, double& variance, const std::vector<double>& samples
 
 }  // namespace
 
+std::optional<Tunable> threads_of(const Device& device, const StencilJob& job) {
+  for (Tunable& t : device.tunables(job)) {
+    if (t.name == "threads") return std::move(t);
+  }
+  return std::nullopt;
+}
+
 std::vector<std::int64_t> team_trial_units(std::int64_t units) {
   std::vector<std::int64_t> out;
   for (std::int64_t part : {16, 4, 1}) {
@@ -80,9 +87,8 @@ std::string team_choice_text(const std::string& device, const std::string& slab,
 
 std::vector<TeamTrial> time_teams(Device& device, StencilJob job, std::int64_t units) {
   std::vector<TeamTrial> out;
-  const std::vector<Tunable> parameters = device.tunables(job);
-  const auto threads = std::find_if(parameters.begin(), parameters.end(), [](const Tunable& t) { return t.name == "threads"; });
-  if (threads == parameters.end()) return out;
+  const std::optional<Tunable> threads = threads_of(device, job);
+  if (!threads) return out;
   for (int workers : team_trials(*threads, tuned_value(job.tuning, *threads))) {
     job.tuning["threads"] = workers;
     device.attach(job, RowRange{1, units});

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,10 @@ constexpr double kTeamTrialSeconds = 0.15;
 /// What a device's trials take at most, about: five teams, each slab of
 /// team_trial_units, an estimate's sweeps and kTeamTrialSeconds a slab.
 constexpr double kTeamTrialsSeconds = 5 * 3 * 1.5 * kTeamTrialSeconds;
+
+/// The device's "threads" kernel parameter for `job` (its default: all its
+/// workers); none for a device without one (a GPU).
+std::optional<Tunable> threads_of(const Device& device, const StencilJob& job);
 
 /// The slabs each team sweeps: a sixteenth, a quarter and all of `units`.
 std::vector<std::int64_t> team_trial_units(std::int64_t units);

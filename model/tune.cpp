@@ -28,8 +28,9 @@ Measured of(const std::vector<double>& samples) { return {median(samples), mad(s
 // Faster beyond the noise of both.
 bool beats(const Measured& a, const Measured& b) { return a.median_s + a.spread_s < b.median_s - b.spread_s; }
 
-// The values that differ from the defaults.
-Tuning changed(const std::vector<Tunable>& tunables, const Tuning& tuning) {
+}  // namespace
+
+Tuning not_defaults(const std::vector<Tunable>& tunables, const Tuning& tuning) {
   Tuning out;
   for (const Tunable& t : tunables) {
     const int v = tuned_value(tuning, t);
@@ -37,8 +38,6 @@ Tuning changed(const std::vector<Tunable>& tunables, const Tuning& tuning) {
   }
   return out;
 }
-
-}  // namespace
 
 std::string tuning_text(const Tuning& tuning) {
   if (tuning.empty()) return "defaults";
@@ -123,7 +122,7 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
       best = start_best;
     }
   }
-  out.chosen = changed(tunables, best);
+  out.chosen = not_defaults(tunables, best);
   if (out.chosen.empty()) return out;
   // Again beside the defaults, one after the other, so that a slower spell of
   // the machine during the search does not crown a parameter set.

@@ -57,6 +57,9 @@ Tuning usable_tuning(const std::string& device, const std::vector<Tunable>& tuna
 /// device, stencil and precision; none where it has none.
 Tuning tuned_values(const Profile& named, const std::string& device, const Stencil& stencil, Precision precision);
 
+/// The values of `tuning` that `tunables` does not take by default.
+Tuning not_defaults(const std::vector<Tunable>& tunables, const Tuning& tuning);
+
 /// "chunk_values=512 points_per_pass=4", or "defaults".
 std::string tuning_text(const Tuning& tuning);
 

@@ -133,7 +133,7 @@ void gather_reports(Processes& processes, Report& report) {
       report.devices.push_back(DeviceReport{d[0].get<std::string>(), d[1].get<std::int64_t>(), d[2].get<std::int64_t>(),
                                             d[3].get<double>(), d[4].get<double>(), d[5].get<double>(),
                                             d[6].get<double>(), d[7].get<double>(),
-                                            d[8].get<std::map<std::string, int>>()});
+                                            d.at(8).get<std::map<std::string, int>>()});
     }
   }
 }
@@ -211,7 +211,8 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
   for (std::size_t k = 0; k < n; ++k) {
     const DeviceTimes t = devices[k]->times();
     report.devices.push_back(DeviceReport{names[k], rows[k].first, rows[k].count, t.compute_s, t.exchange_s,
-                                          t.check_s, t.total_s, t.compute_p90_s, jobs[k].tuning});
+                                          t.check_s, t.total_s, t.compute_p90_s,
+                                          not_defaults(devices[k]->tunables(jobs[k]), jobs[k].tuning)});
   }
   if (spread) {
     // Unit i (from 1) lies at i - 1 + radius in the grid, whose ring is radius deep.

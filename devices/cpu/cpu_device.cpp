@@ -118,8 +118,8 @@ void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   const std::vector<Tunable> parameters = tunables(job);
   check_tuning(info_.name, parameters, job.tuning);
   const auto value = [&](const char* name) { return tuned_value(job.tuning, parameters, name); };
+  team_.use(value("threads"));
   active_ = value("threads");
-  team_.use(active_);
   streaming_allowed_ = value("streaming") == 1;
   blocking_ = SweepBlocking{};
   if (!job.poisson5) {

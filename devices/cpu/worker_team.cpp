@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 
-#include <stdexcept>
 
 #include "devices/affinity.hpp"
 #include "hetstencil/error.hpp"
@@ -35,9 +34,8 @@ void WorkerTeam::use(int workers) {
                                           std::to_string(workers));
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  if (running_) throw std::logic_error(name_ + ": a team's workers change only between runs");
+  if (running_) HETSTENCIL_THROW(InvalidArgument, name_ + ": a team's workers change only between runs");
   used_ = workers;
-  barrier_.resize(workers);
 }
 
 void WorkerTeam::stop() {
@@ -84,6 +82,9 @@ void WorkerTeam::run(const std::function<void(int)>& body, std::atomic<bool>& ab
   abort_ = &abort;
   finished_ = 0;
   error_ = nullptr;
+  // No worker waits at the barrier between runs: it is sized, and cleared of
+  // arrivals an aborted run left, here.
+  barrier_.resize(used_);
   running_ = true;
   ++generation_;
   job_ready_.notify_all();

@@ -31,7 +31,7 @@ class WorkerTeam {
   /// and meet at its barrier; the others sleep. A worker that spins at a
   /// barrier holds its core: on a virtual machine whose team fills every
   /// vCPU the hypervisor then stops some of them, and the whole team waits
-  /// for each (docs/model.md). Only between runs; 1..size().
+  /// for each (docs/model.md). 1..size(); refused during a run.
   void use(int workers);
 
   /// Runs body(worker) on every worker and returns when all are done. If a worker

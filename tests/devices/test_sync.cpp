@@ -95,14 +95,13 @@ TEST(WorkerTeam, UsesTheWorkersItIsGivenAndTheirBarrier) {
     team.sync();
   });
   EXPECT_EQ(runs, (std::vector<int>{2, 2, 1}));
-  // A failed run leaves workers' arrivals at the barrier; the team given its
-  // workers again forgets them, and its barrier holds every worker again.
+  // A failed run leaves workers' arrivals at the barrier; the next run's
+  // barrier forgets them and holds every worker again.
   EXPECT_THROW(team.run([&](int w) {
     if (w == 2) throw std::runtime_error("worker two failed");
     team.sync();
   }),
                std::runtime_error);
-  team.use(3);
   before = 0;
   team.run([&](int) {
     before.fetch_add(1);
@@ -110,6 +109,14 @@ TEST(WorkerTeam, UsesTheWorkersItIsGivenAndTheirBarrier) {
     if (before.load() != 3) early.fetch_add(1);
   });
   EXPECT_EQ(early.load(), 0);
+  try {
+    team.run([&](int w) {
+      if (w == 0) team.use(1);
+    });
+    FAIL() << "a running team changed its workers";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("t: a team's workers change only between runs"), std::string::npos) << e.what();
+  }
   for (int wrong : {0, 4}) {
     try {
       team.use(wrong);

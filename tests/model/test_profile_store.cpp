@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -147,6 +148,43 @@ TEST(ProfileStore, NewerMeasurementOfTheSameKeyWinsAndOthersStay) {
   EXPECT_DOUBLE_EQ(p->rate("a", Precision::Double, 64)->seconds(4), 2e-6);
   EXPECT_DOUBLE_EQ(p->rate("b", Precision::Double, 64)->seconds(4), 3e-6);
   EXPECT_DOUBLE_EQ(p->devices.at("a").slowdown_beside_gpus, 1.5);
+}
+
+// A device's figures measured with other kernel parameters go where a
+// measurement brings new tuned values for their stencil and precision; a rest
+// curve goes where rates of its key come without one.
+TEST(ProfileStore, FiguresOfOtherKernelParametersAndRestsWithoutTheirRatesGo) {
+  Profile stored = measured("a", 64, 1e-6);
+  DeviceProfile& a = stored.devices["a"];
+  const std::string d64 = rate_key(Precision::Double, 64), d128 = rate_key(Precision::Double, 128);
+  const std::string f64 = rate_key(Precision::Float, 64), box = "box9/double/64";
+  for (const std::string& k : {d128, f64, box}) a.rates[k] = RateCurve({{4, 1e-6}});
+  a.rest[d64] = RateCurve({{4, 1e-6}});
+  a.rest_rows[d64] = 64;
+  a.step[d128] = 1e-6;
+  a.tuned["poisson5/double"].values = {{"threads", 2}};
+
+  // Rates of 64 without a rest curve; the tuned values unchanged.
+  Profile same = measured("a", 64, 2e-6);
+  same.devices["a"].tuned["poisson5/double"].values = {{"threads", 2}};
+  Profile p = stored;
+  merge_into(p, same);
+  EXPECT_EQ(p.devices.at("a").rest.count(d64), 0u);
+  EXPECT_EQ(p.devices.at("a").rest_rows.count(d64), 0u);
+  EXPECT_EQ(p.devices.at("a").rates.count(d128), 1u) << "the same tuned values keep the other widths";
+
+  // New tuned values: poisson5's double figures it does not bring go.
+  Profile retuned = measured("a", 64, 2e-6);
+  retuned.devices["a"].tuned["poisson5/double"].values = {{"threads", 1}};
+  p = stored;
+  merge_into(p, retuned);
+  const DeviceProfile& merged = p.devices.at("a");
+  EXPECT_DOUBLE_EQ(merged.rates.at(d64).seconds(4), 2e-6);
+  EXPECT_EQ(merged.rates.count(d128), 0u);
+  EXPECT_EQ(merged.step.count(d128), 0u);
+  EXPECT_EQ(merged.rates.count(f64), 1u) << "another precision stays";
+  EXPECT_EQ(merged.rates.count(box), 1u) << "another stencil stays";
+  EXPECT_EQ(merged.tuned.at("poisson5/double").values, (std::map<std::string, int>{{"threads", 1}}));
 }
 
 // The canary a calibration took stays with the profile until another
