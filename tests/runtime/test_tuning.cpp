@@ -67,27 +67,41 @@ TEST(TunedSweeps, EveryValueOfEveryParameterGivesTheDefaultsBits) {
   }
 }
 
-// This machine's profile at `path`, its first device's tuning of box9 in
-// double being `tuning`.
-void store_box9_tuning(const Runtime& runtime, const std::string& path, const Tuning& tuning) {
-  Profile stored;
-  stored.fingerprint = fingerprint_of(runtime.topology());
-  DeviceProfile& d = stored.devices[device_key(runtime.devices().front())];
-  d.name = runtime.devices().front().name;
-  d.kind = "cpu";
-  d.tuned["box9/double"] = {tuning, 1e-3, 5e-4, "64x64"};
-  save_profile(path, stored);
-}
+// A runtime of `cpu_devices` CPU devices of 2 workers whose profile, in a
+// folder of its own (removed at the end), stores `tuning` as its first
+// device's tuning of box9 in double.
+struct TunedRuntime {
+  TunedRuntime(const std::string& name, int cpu_devices, const Tuning& tuning)
+      : dir(fs::temp_directory_path() / ("hetstencil_tuned_" + name + "_" + std::to_string(getpid()))),
+        options(options_in(dir, cpu_devices)),
+        runtime(options) {
+    Profile stored;
+    stored.fingerprint = fingerprint_of(runtime.topology());
+    DeviceProfile& d = stored.devices[device_key(runtime.devices().front())];
+    d.name = runtime.devices().front().name;
+    d.kind = "cpu";
+    d.tuned["box9/double"] = {tuning, 1e-3, 5e-4, "64x64"};
+    save_profile(options.profile, stored);
+  }
+  ~TunedRuntime() { fs::remove_all(dir); }
+
+  static RuntimeOptions options_in(const fs::path& dir, int cpu_devices) {
+    fs::create_directories(dir);
+    RuntimeOptions o = testing_support::cpu_devices(cpu_devices, 2);
+    o.profile = (dir / "profile.json").string();
+    return o;
+  }
+
+  fs::path dir;
+  RuntimeOptions options;
+  Runtime runtime;
+};
 
 // A stored tuning the device does not take: the solve says so and runs its
 // defaults, which shows that solves read their parameters from the profile.
 TEST(TunedSweeps, ASolveTakesItsParametersFromTheProfile) {
-  const fs::path dir = fs::temp_directory_path() / ("hetstencil_tuned_solve_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  RuntimeOptions o = testing_support::cpu_devices(1, 2);
-  o.profile = (dir / "profile.json").string();
-  Runtime runtime(o);
-  store_box9_tuning(runtime, o.profile, {{"threads", 99}});
+  TunedRuntime tuned("solve", 1, {{"threads", 99}});
+  Runtime& runtime = tuned.runtime;
 
   const Problem p =
       testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 20, 12, 0, false, 0, 5);
@@ -102,18 +116,13 @@ TEST(TunedSweeps, ASolveTakesItsParametersFromTheProfile) {
                     m.find("'threads' takes 1, 2, not 99") != std::string::npos);
   }
   EXPECT_TRUE(said) << (warned.empty() ? "no warning" : warned.front());
-  fs::remove_all(dir);
 }
 
 // The same through a calibration: the devices it measures sweep with the
 // profile's tuned parameters, which a value the device does not take shows.
 TEST(TunedSweeps, ACalibrationTakesItsParametersFromTheProfile) {
-  const fs::path dir = fs::temp_directory_path() / ("hetstencil_tuned_calibration_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  RuntimeOptions o = testing_support::cpu_devices(1, 2);
-  o.profile = (dir / "profile.json").string();
-  Runtime runtime(o);
-  store_box9_tuning(runtime, o.profile, {{"block_x", 8}});
+  TunedRuntime tuned("calibration", 1, {{"block_x", 8}});
+  Runtime& runtime = tuned.runtime;
 
   const Problem p =
       testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 64, 32, 0, false, 0, 5);
@@ -127,22 +136,17 @@ TEST(TunedSweeps, ACalibrationTakesItsParametersFromTheProfile) {
   bool said = false;
   for (const std::string& m : warned) said = said || m.find("has no kernel parameter 'block_x'") != std::string::npos;
   EXPECT_TRUE(said) << (warned.empty() ? "no warning" : warned.front());
-  const auto saved = load_profile(o.profile, nullptr);
+  const auto saved = load_profile(tuned.options.profile, nullptr);
   ASSERT_TRUE(saved.has_value());
   EXPECT_EQ(saved->devices.at(device_key(runtime.devices().front())).tuned.count("box9/double"), 1u)
       << "the calibration keeps the tuning";
-  fs::remove_all(dir);
 }
 
 // The report names the parameters each device swept with that are not its
 // defaults, in its table and its JSON.
 TEST(TunedSweeps, TheReportSaysWhatEachDeviceSweptWith) {
-  const fs::path dir = fs::temp_directory_path() / ("hetstencil_tuned_report_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  RuntimeOptions o = testing_support::cpu_devices(2, 2);
-  o.profile = (dir / "profile.json").string();
-  Runtime runtime(o);
-  store_box9_tuning(runtime, o.profile, {{"threads", 1}});
+  TunedRuntime tuned("report", 2, {{"threads", 1}});
+  Runtime& runtime = tuned.runtime;
   const Problem p =
       testing_support::stencil_problem(Stencil::builtin("box9"), Precision::Double, 20, 12, 0, false, 0, 5);
   const Result solved = runtime.solve(p, runtime.even_plan(p));
@@ -156,7 +160,6 @@ TEST(TunedSweeps, TheReportSaysWhatEachDeviceSweptWith) {
   const auto json = nlohmann::json::parse(to_json(solved.report));
   EXPECT_EQ(json.at("devices").at(0).at("tuning").at("threads"), 1);
   EXPECT_EQ(json.at("devices").at(1).at("tuning"), nlohmann::json::object());
-  fs::remove_all(dir);
 }
 
 }  // namespace
