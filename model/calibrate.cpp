@@ -237,7 +237,7 @@ GpusSweeping gpus_sweeping(const Topology& topology, const std::vector<const Dev
 // its samples taken at once).
 struct CpuCurves {
   std::int64_t rows = 0;  // the most rows measured for
-  std::size_t points = 0;  // the points measured (0: the profile's curves are left as they were)
+  std::size_t points = 0;  // the points measured (0: no curve is written)
 };
 
 CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpec*>& cpus,
@@ -368,7 +368,7 @@ CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpe
       d.rest[key] = RateCurve(rest_points);
       d.rest_rows[key] = most;
     } else {
-      // A rest curve measured before (another team's) no longer holds.
+      // A rest curve of the key belongs to rates it does not go with now.
       d.rest.erase(key);
       d.rest_rows.erase(key);
     }
@@ -415,17 +415,14 @@ bool size_teams(const Topology& topology, const std::vector<const DeviceSpec*>& 
       if (chosen == 0) continue;
       resized = true;
       TunedParameters kept = o.tuned.devices[name].tuned[key];
-      kept.values = job.tuning;
-      const int all = threads_of(*devices[k], job)->default_value;
-      if (trials[chosen].workers == all) {
-        kept.values.erase("threads");
-      } else {
-        kept.values["threads"] = trials[chosen].workers;
-      }
+      Tuning values = job.tuning;
+      values["threads"] = trials[chosen].workers;
+      kept.values = not_defaults(devices[k]->tunables(job), values);
       // The figures of a tuner's other values stay theirs; else the trials':
       // a sweep of the whole slab at their rate a row, all workers' as the
       // defaults' (every trial list has them).
-      if (kept.values.size() <= kept.values.count("threads")) {
+      const int all = threads_of(*devices[k], job)->default_value;
+      if (kept.values.size() == kept.values.count("threads")) {
         const auto defaults = std::find_if(trials.begin(), trials.end(), [&](const TeamTrial& t) { return t.workers == all; });
         kept.default_s = defaults->row_s * static_cast<double>(most);
         kept.tuned_s = trials[chosen].row_s * static_cast<double>(most);

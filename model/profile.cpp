@@ -201,9 +201,10 @@ void store_named(Profile& stored, const Profile& named, const std::vector<Device
 
 namespace {
 
-// Whether the curve under `rate` (rate_key, stencil_rate_key) is of the
-// stencil and precision that `tuning` (tuning_key) names.
-bool curve_of(const std::string& rate, const std::string& tuning) {
+// Whether the figure under `rate` (rate_key, stencil_rate_key) is of the
+// stencil and precision that `tuning` (tuning_key) names: a prefix of keys,
+// which curve_of(key) cannot read for stencils from files.
+bool keyed_under(const std::string& rate, const std::string& tuning) {
   const std::size_t slash = tuning.find('/');
   const bool poisson5 = tuning.compare(0, slash, "poisson5") == 0;
   const std::string prefix = (poisson5 ? tuning.substr(slash + 1) : tuning) + "/";
@@ -215,7 +216,7 @@ bool curve_of(const std::string& rate, const std::string& tuning) {
 void drop_figures_of(DeviceProfile& stored, const DeviceProfile& measured, const std::string& tuning) {
   const auto drop = [&](auto& into, const auto& brought) {
     for (auto it = into.begin(); it != into.end();) {
-      it = curve_of(it->first, tuning) && !brought.count(it->first) ? into.erase(it) : std::next(it);
+      it = keyed_under(it->first, tuning) && !brought.count(it->first) ? into.erase(it) : std::next(it);
     }
   };
   drop(stored.rates, measured.rates);

@@ -2,7 +2,6 @@
 
 #include <pthread.h>
 
-
 #include "devices/affinity.hpp"
 #include "hetstencil/error.hpp"
 

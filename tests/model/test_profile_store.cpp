@@ -51,6 +51,20 @@ Fingerprint machine() {
   return f;
 }
 
+// A problem of `stencil` on nx x ny (x nz) cells.
+Problem problem_of(const Stencil& stencil, std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  Problem p;
+  p.stencil = stencil;
+  p.nx = nx;
+  p.ny = ny;
+  p.nz = nz;
+  return p;
+}
+
+Problem problem_of(const std::string& builtin, std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  return problem_of(Stencil::builtin(builtin), nx, ny, nz);
+}
+
 // A profile of one device `key` measured for width `nx`.
 Profile measured(const std::string& key, std::int64_t nx, double seconds) {
   Profile p;
@@ -422,10 +436,7 @@ Profile cpu_profile() {
 }
 
 TEST(StencilModel, AStencilsOwnCurvesArePlannedAsUnits) {
-  Problem p;
-  p.nx = 256;
-  p.ny = 256;
-  p.stencil = Stencil::builtin("box9");
+  Problem p = problem_of("box9", 256, 256, 0);
   const StencilModel m = model_for_stencil(cpu_profile(), p);
   EXPECT_TRUE(m.estimated.empty()) << m.estimated;
   EXPECT_EQ(m.units.nx, 256);
@@ -443,11 +454,7 @@ TEST(StencilModel, AStencilsOwnCurvesArePlannedAsUnits) {
 }
 
 TEST(StencilModel, AStencilNeverMeasuredIsEstimatedFromTheNearestAndSaysSo) {
-  Problem p;
-  p.nx = 16;
-  p.ny = 16;
-  p.nz = 64;
-  p.stencil = Stencil::builtin("star4");  // 3-D, 24 points: nearest in points of the 2-D ones is box9
+  Problem p = problem_of("star4", 16, 16, 64);  // 3-D, 24 points: nearest in points of the 2-D ones is box9
   const StencilModel m = model_for_stencil(cpu_profile(), p);
   EXPECT_EQ(m.units.nx, 256) << "a plane of 16 x 16";
   EXPECT_EQ(m.units.ny, 64) << "planes are the units";
@@ -484,11 +491,7 @@ TEST(StencilModel, AStencilIsEstimatedOnTheLineThroughTheMeasuredOnesOfItsDimens
   cpu.rates["poisson7/double/16x16"] = RateCurve({{4, 8e-6}, {64, 110e-6}, {256, 500e-6}});
   cpu.rates["box27/double/16x16"] = RateCurve({{4, 20e-6}, {64, 260e-6}, {256, 1100e-6}});
   cpu.rates["poisson7/double/8x8"] = RateCurve({{16, 8e-6}, {256, 110e-6}});
-  Problem p;
-  p.nx = 32;
-  p.ny = 32;
-  p.nz = 16;
-  p.stencil = Stencil::builtin("star4");
+  Problem p = problem_of("star4", 32, 32, 16);
   const StencilModel m = model_for_stencil(profile, p);
   EXPECT_NE(m.estimated.find("cpu0's from box27"), std::string::npos) << m.estimated;
   EXPECT_NE(m.estimated.find("scaled by the time per cell of box27, poisson7 in their points"), std::string::npos)
@@ -526,11 +529,7 @@ TEST(StencilModel, TheLineCountsEachStencilOnceAndRefusesANegativeStart) {
   Stencil twelve = Stencil::builtin("box27");
   twelve.name = "twelve";
   twelve.points.resize(12);
-  Problem p;
-  p.nx = 16;
-  p.ny = 16;
-  p.nz = 64;
-  p.stencil = twelve;
+  Problem p = problem_of(twelve, 16, 16, 64);
   const StencilModel m = model_for_stencil(profile, p);
   EXPECT_NE(m.estimated.find("cpu0's from poisson7 poisson7/double/16x16"), std::string::npos) << m.estimated;
   EXPECT_NE(m.estimated.find("scaled by the time per cell of box27, poisson7, star4 in their points"),
@@ -578,11 +577,7 @@ TEST(StencilModel, AGpuEstimatesFromAnotherGenericStencilNeverFromPoisson5) {
   DeviceProfile& gpu = profile.devices.at("gpu0");
   gpu.rates["poisson7/double/16x16"] = RateCurve({{4, 3e-6}, {64, 40e-6}});
   gpu.overhead["poisson7/double/16x16"] = 5e-6;
-  Problem p;
-  p.nx = 32;
-  p.ny = 16;
-  p.nz = 64;
-  p.stencil = Stencil::builtin("box27");
+  Problem p = problem_of("box27", 32, 16, 64);
   const StencilModel m = model_for_stencil(profile, p);
   EXPECT_NE(m.estimated.find("gpu0's from poisson7"), std::string::npos) << m.estimated;
   EXPECT_NE(m.estimated.find("scaled by the grids a cell reads"), std::string::npos) << m.estimated;
