@@ -207,6 +207,7 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
     // Over processes, the others on this node would count as other load.
     if (!spread) report.host.load = load.since_start();
   }
+  transport->finish();
   report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
   for (std::size_t k = 0; k < n; ++k) {
     const DeviceTimes t = devices[k]->times();

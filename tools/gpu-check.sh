@@ -12,8 +12,9 @@
 # processes: CPU ranks over TCP loopback (mpirun --mca btl tcp,self --bind-to core, 2 and 4 ranks of one thread,
 # rows of 256 and 65536 doubles): the per-iteration prediction beside the measurement; on 2+ GPUs the GPU ranks' bitwise tests (ctest MpiGpuSolve).
 # ranks: on 2+ GPUs, float 16384^2, 1000 iterations, the residual at the end and every iteration: one
-# process with 2 (and 4) GPUs beside as many processes of one GPU each (mpirun, NCCL between them),
-# three times in turn: the times, their ratios and whether the solutions are the same bits.
+# process with 2 (and 4) GPUs beside as many processes of one GPU each (mpirun; between them each
+# --gpu-transport of RANKS_TRANSPORTS, by default "ipc nccl"), three times in turn: the times, their
+# ratios and whether the solutions are the same bits. RANKS_GPUS="4" leaves out the 2-GPU runs.
 # solves: float 16384^2 on gpu0 (and 2, 4 GPUs), residual at the end and every iteration, and what
 # the check every iteration costs; on 2+ GPUs, poisson7 float 1024^3 on 1 and 2 GPUs (efficiency).
 # scaling: calibrate the GPUs (sync, blocked 8), then bench scaling (1..N GPUs, the NVIDIA sample's
@@ -203,11 +204,13 @@ if want processes; then
 fi
 
 if want ranks && [ "$gpus" -ge 2 ] && command -v mpirun >/dev/null; then
-  step "ranks: one process with N GPUs beside N processes of one GPU each, three times in turn"
+  step "ranks: one process with N GPUs beside N processes of one GPU each (each of RANKS_TRANSPORTS), three times in turn"
   export XDG_CACHE_HOME=$out/cache-ranks
   mkdir -p "$XDG_CACHE_HOME"
   seconds() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('%.4f %d' % (r['solve_s'], r['iterations']))" "$1"; }
-  for k in 2 4; do
+  ratio() { python3 -c "import sys; print('%+.1f%%' % (100 * (float(sys.argv[2]) / float(sys.argv[1]) - 1)))" "$1" "$2"; }
+  transports=(${RANKS_TRANSPORTS:-ipc nccl})
+  for k in ${RANKS_GPUS:-2 4}; do
     [ "$gpus" -ge $k ] || continue
     list=$(seq -s, -f 'gpu%g' 0 $((k - 1)))
     for check in end every; do
@@ -215,21 +218,32 @@ if want ranks && [ "$gpus" -ge 2 ] && command -v mpirun >/dev/null; then
       [ $check = every ] && stop=(--iters 1000 --tol 1e-30 --check-every 1)
       args=(solve --no-calibrate --no-learn --precision float --nx 16384 "${stop[@]}" --json)
       label="ranks-$k-$check"
-      times_one=() times_many=() ratios=() bits=same
+      times_one=()
+      declare -A times_many=() ratios=() bits=()
+      for transport in "${transports[@]}"; do bits[$transport]=same; done
       for run in 1 2 3; do
         $bin "${args[@]}" --devices "$list" -o /tmp/$label-one.npy >"$out/$label-one-$run.json" 2>"$out/$label-one-$run.err" ||
-          { tail -3 "$out/$label-one-$run.err"; bits=FAILED; break; }
-        mpirun --allow-run-as-root --oversubscribe -np $k $bin "${args[@]}" --devices gpu --rank-devices local \
-          --gpu-transport nccl -o /tmp/$label-ranks.npy >"$out/$label-ranks-$run.json" 2>"$out/$label-ranks-$run.err" ||
-          { tail -3 "$out/$label-ranks-$run.err"; bits=FAILED; break; }
+          { tail -3 "$out/$label-one-$run.err"; bits[one]=FAILED; break; }
         read -r one iters_one < <(seconds "$out/$label-one-$run.json")
-        read -r many iters_many < <(seconds "$out/$label-ranks-$run.json")
-        cmp -s /tmp/$label-one.npy /tmp/$label-ranks.npy && [ "$iters_one" = "$iters_many" ] || bits=differ
-        times_one+=("$one") times_many+=("$many")
-        ratios+=("$(python3 -c "import sys; print('%+.1f%%' % (100 * (float(sys.argv[2]) / float(sys.argv[1]) - 1)))" "$one" "$many")")
+        times_one+=("$one")
+        for transport in "${transports[@]}"; do
+          name=$label-$transport-$run
+          timeout 120 mpirun --allow-run-as-root --oversubscribe -np $k $bin "${args[@]}" --devices gpu --rank-devices local \
+            --gpu-transport "$transport" -o /tmp/$label-ranks.npy >"$out/$name.json" 2>"$out/$name.err" ||
+            { tail -3 "$out/$name.err"; bits[$transport]=FAILED; continue; }
+          read -r many iters_many < <(seconds "$out/$name.json")
+          cmp -s /tmp/$label-one.npy /tmp/$label-ranks.npy && [ "$iters_one" = "$iters_many" ] || bits[$transport]=differ
+          times_many[$transport]+="$many "
+          ratios[$transport]+="$(ratio "$one" "$many") "
+        done
       done
       rm -f /tmp/$label-one.npy /tmp/$label-ranks.npy
-      record "$k GPUs residual $check" "one process ${times_one[*]} s, $k processes ${times_many[*]} s (${ratios[*]}), bits $bits"
+      record "$k GPUs residual $check" "one process ${times_one[*]} s${bits[one]:+, FAILED}"
+      for transport in "${transports[@]}"; do
+        many=${times_many[$transport]:-} many_ratios=${ratios[$transport]:-}
+        record "  $k processes, $transport" "${many}s (${many_ratios% }), bits ${bits[$transport]}"
+      done
+      unset times_many ratios bits
     done
   done
 fi

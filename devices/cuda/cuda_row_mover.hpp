@@ -1,6 +1,7 @@
 // How the transport moves a GPU's halo rows: copies queued on the stream the
 // device gave it, to and from pinned host memory, or straight from another GPU
-// of the process where peer access allows.
+// of the process where peer access allows, or of another process of the node
+// (CUDA IPC: the allocation's handle, opened there with peer access).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,6 +27,10 @@ class CudaRowMover final : public RowMover {
   bool reaches(const RowMover& other) override;
   void from_peer(RowBlock to, const RowMover& other, RowBlock from, std::int64_t rows,
                  std::size_t row_bytes) override;
+  std::optional<SharedRows> share(const void* rows) override;
+  void* open_shared(const std::array<char, SharedRows::kHandleBytes>& handle) override;
+  void close_shared(void* base) override;
+  void from_shared(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) override;
   std::optional<GpuQueue> gpu_queue() const override { return GpuQueue{gpu_, stream_}; }
 
  private:
@@ -35,6 +40,7 @@ class CudaRowMover final : public RowMover {
   // Made once: the copies run every iteration.
   std::string to_host_context_;
   std::string from_host_context_;
+  std::string from_shared_context_;
   std::map<int, std::string> peer_contexts_;  // by the GPU reached
 };
 

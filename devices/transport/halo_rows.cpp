@@ -24,6 +24,14 @@ void RowMover::from_peer(RowBlock, const RowMover&, RowBlock, std::int64_t, std:
   HETSTENCIL_THROW(Error, "a copy from a neighbour's memory where this device cannot reach it");
 }
 
+void* RowMover::open_shared(const std::array<char, SharedRows::kHandleBytes>&) {
+  HETSTENCIL_THROW(Error, "opening another process's memory, which this device cannot reach");
+}
+
+void RowMover::from_shared(RowBlock, RowBlock, std::int64_t, std::size_t) {
+  HETSTENCIL_THROW(Error, "a copy from another process's memory, which this device cannot reach");
+}
+
 void HostRowMover::to_host(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) {
   copy_rows(to, from, rows, row_bytes);
 }

@@ -6,6 +6,7 @@
 // its own steps (a send, a receive) between them.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -45,6 +46,15 @@ struct GpuQueue {
   void* stream = nullptr;
 };
 
+/// Where rows of one device's memory lie for another process of the node that
+/// opens that memory itself (CUDA IPC): the handle of the allocation holding
+/// them, as the backend makes it, and their offset in it.
+struct SharedRows {
+  static constexpr std::size_t kHandleBytes = 64;
+  std::array<char, kHandleBytes> handle{};
+  std::uint64_t offset = 0;
+};
+
 /// Copies of whole rows into and out of one device's memory, made by its
 /// backend. A mover whose copies are queued (a GPU's, on its transfer stream)
 /// returns once they are queued: the device orders its own later work after
@@ -64,6 +74,16 @@ class RowMover {
   /// Copies from `other`'s memory, where reaches(other) said it could.
   virtual void from_peer(RowBlock to, const RowMover& other, RowBlock from, std::int64_t rows,
                          std::size_t row_bytes);
+  /// Where `rows` (this device's memory) lie for another process that opens
+  /// them; none where the backend cannot share its memory between processes.
+  virtual std::optional<SharedRows> share(const void* /*rows*/) { return std::nullopt; }
+  /// Opens the allocation another process's mover shared as `handle` (its
+  /// SharedRows::handle) and returns its first byte in this process; throws
+  /// Error where this device cannot reach it. Each open is met by a close.
+  virtual void* open_shared(const std::array<char, SharedRows::kHandleBytes>& handle);
+  virtual void close_shared(void* /*base*/) {}
+  /// Copies from memory open_shared opened, queued as from_peer's are.
+  virtual void from_shared(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes);
   /// The GPU and stream of a mover whose rows are GPU memory; none for host memory.
   virtual std::optional<GpuQueue> gpu_queue() const { return std::nullopt; }
 };

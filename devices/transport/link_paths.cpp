@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "devices/backend.hpp"
+#include "devices/transport/processes.hpp"
 #include "devices/transport/transport.hpp"
 #include "hetstencil/error.hpp"
 
@@ -13,23 +15,29 @@ std::string to_string(LinkPath path) {
       return "nccl";
     case LinkPath::CudaAwareMpi:
       return "cuda-aware mpi";
+    case LinkPath::CudaIpc:
+      return "cuda ipc";
     case LinkPath::HostStaging:
       break;
   }
   return "host staging";
 }
 
+bool gpu_links_built() { return backend_of(DeviceKind::Gpu) || nccl_built() || cuda_aware_mpi_built(); }
+
 void check_gpu_transport(GpuTransport option) {
   if (option == GpuTransport::Nccl && !nccl_built()) {
     HETSTENCIL_THROW(InvalidArgument, "the GPU transport nccl was asked for, but this hetstencil was built without "
-                                      "NCCL (HETSTENCIL_NCCL=OFF): choose auto or host");
+                                      "NCCL (HETSTENCIL_NCCL=OFF): choose auto, ipc or host");
   }
 }
 
-LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, bool with_nccl, bool cuda_aware) {
+LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, bool with_nccl, bool cuda_aware,
+                          bool one_node) {
   if (!upper_gpu || !lower_gpu || option == GpuTransport::Host) return LinkPath::HostStaging;
+  if (one_node && option != GpuTransport::Nccl) return LinkPath::CudaIpc;
   if (with_nccl) return LinkPath::Nccl;
-  return cuda_aware && option == GpuTransport::Auto ? LinkPath::CudaAwareMpi : LinkPath::HostStaging;
+  return cuda_aware && option != GpuTransport::Nccl ? LinkPath::CudaAwareMpi : LinkPath::HostStaging;
 }
 
 std::string to_text(const ProcessBoundary& b) {
@@ -55,7 +63,7 @@ std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<P
     const ProcessBoundary& lower = processes[r + 1];
     const bool one_gpu = upper.node == lower.node && upper.bottom_index == lower.top_index;
     paths.push_back(choose_link_path(option, upper.bottom_gpu, lower.top_gpu && !one_gpu, with_nccl,
-                                     upper.cuda_aware && lower.cuda_aware));
+                                     upper.cuda_aware && lower.cuda_aware, upper.node == lower.node));
   }
   return paths;
 }

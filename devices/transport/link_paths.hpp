@@ -1,8 +1,10 @@
 // Which path the ghost rows between two neighbouring processes take where both
-// devices at the boundary are GPUs and the option allows: GPU to GPU through
-// NCCL where the build has it, else by MPI messages of GPU memory where both
-// processes' MPI is CUDA-aware; through host memory otherwise. Every process
-// decides from the same facts, so all agree.
+// devices at the boundary are GPUs and the option allows: on one node, each
+// GPU copying from the other's memory (CUDA IPC, where both can open it: else
+// as between nodes); between nodes, GPU to GPU through NCCL where the build
+// has it, else by MPI messages of GPU memory where both processes' MPI is
+// CUDA-aware; through host memory otherwise. Every process decides from the
+// same facts, so all agree.
 #pragma once
 
 #include <string>
@@ -12,18 +14,24 @@
 
 namespace hetstencil {
 
-enum class LinkPath { HostStaging, Nccl, CudaAwareMpi };
+enum class LinkPath { HostStaging, Nccl, CudaAwareMpi, CudaIpc };
 
-/// "host staging", "nccl" or "cuda-aware mpi", as reports name them.
+/// "host staging", "nccl", "cuda-aware mpi" or "cuda ipc", as reports name them.
 std::string to_string(LinkPath path);
 
 /// Whether this build has NCCL (HETSTENCIL_NCCL).
 bool nccl_built();
+/// Whether GPU memory may cross a link between processes in this build: it
+/// has a GPU backend (CUDA IPC), NCCL, or an MPI that may be CUDA-aware.
+/// Where not, every link is host staging, as every process knows unasked.
+bool gpu_links_built();
 
 /// The path between the last device of one process (`upper_gpu`: a GPU) and
 /// the first of the next (`lower_gpu`), under `option`, in a build that has
-/// NCCL or not, between processes whose MPI is both CUDA-aware or not.
-LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, bool with_nccl, bool cuda_aware);
+/// NCCL or not, between processes whose MPI is both CUDA-aware or not, on
+/// one node or not.
+LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, bool with_nccl, bool cuda_aware,
+                          bool one_node);
 
 /// What a process tells the others about the devices at its boundaries:
 /// whether its first and last are GPUs, which (node and CUDA device), and
@@ -43,7 +51,9 @@ ProcessBoundary boundary_from_text(const std::string& text);
 
 /// Element r: the path between processes r and r + 1 (`processes` by rank).
 /// Two processes sharing one GPU at their boundary (same node, same CUDA
-/// device) stage through host memory.
+/// device) stage through host memory. A CUDA IPC link is a candidate: the
+/// transport opens it, and one that cannot be opened takes
+/// choose_link_path's path between nodes.
 std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<ProcessBoundary>& processes,
                                         bool with_nccl);
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "core/log.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil {
@@ -76,6 +77,8 @@ class ProcessTransport::End final : public Endpoint {
     // Element r of paths_ is the link between ranks r and r + 1.
     if (remote_[0] >= 0) links_[0].direct = owner.paths_[static_cast<std::size_t>(remote_[0])] == LinkPath::CudaAwareMpi;
     if (remote_[1] >= 0) links_[1].direct = owner.paths_[static_cast<std::size_t>(remote_[1] - 1)] == LinkPath::CudaAwareMpi;
+    if (k == 0) links_[0].ipc = owner.ipc_[0].get();
+    if (k + 1 == owner.halos_.size()) links_[1].ipc = owner.ipc_[1].get();
     for (std::size_t e = 0; e < owner.nccl_ends_.size(); ++e) {
       const NcclEnd& end = owner.nccl_ends_[e];
       if (end.device == k) links_[index(end.side)].nccl = static_cast<int>(e);
@@ -100,14 +103,17 @@ class ProcessTransport::End final : public Endpoint {
   void send(Side side, std::int64_t t, std::int64_t rows) override {
     if (remote(side) < 0) return inner_.send(side, t, rows);
     links_[index(side)].rows_to_send = rows;
-    if (links_[index(side)].nccl >= 0 || links_[index(side)].direct) return;  // sent by post, from GPU memory
+    if (links_[index(side)].nccl >= 0 || links_[index(side)].direct || links_[index(side)].ipc) {
+      return;  // sent by post, from GPU memory
+    }
     HaloRows& mine = halo();
     const RowBlock edge = mine.edge(side, t);
     const RowBlock host = mine.host_edge(side, t);
     if (host.data != edge.data) mine.mover().to_host(host, edge, lines(rows), owner_.job_.line_bytes());
   }
 
-  // The rows go out once the device says they are complete: through NCCL,
+  // The rows go out once the device says they are complete: by an offer of
+  // them to a neighbour that copies them itself (CUDA IPC); through NCCL,
   // queued on the device's stream with the neighbour's rows into our ghost
   // rows (a GPU's queued work waits for them); by a CUDA-aware MPI straight
   // from GPU memory; else (a GPU's host copy is queued until then) from a
@@ -122,7 +128,9 @@ class ProcessTransport::End final : public Endpoint {
       for (Side side : {Side::Top, Side::Bottom}) {
         Link& link = links_[index(side)];
         if (remote(side) < 0 || link.rows_to_send == 0) continue;
-        if (link.nccl >= 0) {
+        if (link.ipc) {
+          link.ipc->offer(t);
+        } else if (link.nccl >= 0) {
           transfers[count++] = {static_cast<std::size_t>(link.nccl), halo().edge(side, t), halo().ghost(side, t)};
           rows = link.rows_to_send;
         } else if (link.direct) {
@@ -139,10 +147,12 @@ class ProcessTransport::End final : public Endpoint {
 
   // The rows arrive in a buffer whose receive starts at the end of the round
   // before (expect), so that they land as soon as they are sent; NCCL's are
-  // on their way already (post).
+  // on their way already (post); a CUDA IPC link's copy is queued once the
+  // neighbour has offered them.
   Completion receive(Side side, std::int64_t t, std::int64_t rows) override {
     if (remote(side) < 0) return inner_.receive(side, t, rows);
     Link& link = links_[index(side)];
+    if (link.ipc) return Completion(std::make_unique<Taken>(*this, *link.ipc, t, rows));
     if (link.nccl >= 0) return Completion();
     if (link.direct) return receive_direct(side, t, rows);
     if (!link.expecting) expect(side, rows);
@@ -208,6 +218,21 @@ class ProcessTransport::End final : public Endpoint {
     End& end_;
     Side side_;
     std::vector<std::unique_ptr<Message>> units_;
+  };
+
+  // The neighbour's rows copied from its memory, once it has offered them.
+  class Taken final : public Completion::Pending {
+   public:
+    Taken(End& end, IpcLink& link, std::int64_t t, std::int64_t rows) : end_(end), link_(link), t_(t), rows_(rows) {}
+    void wait() override {
+      end_.failing_first([&] { link_.take(t_, rows_); });
+    }
+
+   private:
+    End& end_;
+    IpcLink& link_;
+    std::int64_t t_;
+    std::int64_t rows_;
   };
 
   // A failure that NCCL's watch found is what an abort it caused reports
@@ -292,6 +317,7 @@ class ProcessTransport::End final : public Endpoint {
   }
 
   struct Link {
+    IpcLink* ipc = nullptr;  // where CUDA IPC carries it
     int nccl = -1;  // its index among the NCCL ends, where NCCL carries it
     bool direct = false;  // a CUDA-aware MPI carries it from GPU memory
     std::vector<std::unique_ptr<Message>> units_sent;  // direct: the round's sends, a unit each
@@ -356,14 +382,14 @@ std::string node_name() {
   return name;
 }
 
-// GPU memory may cross a link only where the build has NCCL or an MPI that may
-// be CUDA-aware, and the option allows: then the processes tell each other
-// which of their boundary devices are GPUs and whether their MPI is CUDA-aware
-// now; otherwise every link is host staging, as every process knows.
+// Where GPU memory may cross a link (gpu_links_built) and the option allows,
+// the processes tell each other which of their boundary devices are GPUs, on
+// which node, and whether their MPI is CUDA-aware now; otherwise every link is
+// host staging, as every process knows.
 void ProcessTransport::choose_paths() {
   const int size = links_.processes->size();
   paths_.assign(static_cast<std::size_t>(size - 1), LinkPath::HostStaging);
-  if (links_.gpu_transport == GpuTransport::Host || !(nccl_built() || cuda_aware_mpi_built())) return;
+  if (links_.gpu_transport == GpuTransport::Host || !gpu_links_built()) return;
   const std::size_t last = halos_.size() - 1;
   const std::optional<GpuQueue> top = halos_[0]->mover().gpu_queue();
   const std::optional<GpuQueue> bottom = halos_[last]->mover().gpu_queue();
@@ -377,12 +403,63 @@ void ProcessTransport::choose_paths() {
   std::vector<ProcessBoundary> all;
   for (const std::string& text : links_.processes->all_gather(to_text(mine))) all.push_back(boundary_from_text(text));
   paths_ = choose_link_paths(links_.gpu_transport, all, nccl_built());
+  open_ipc_links(all);
   const int me = links_.processes->rank();
   if (me > 0 && paths_[static_cast<std::size_t>(me - 1)] == LinkPath::Nccl) {
     nccl_ends_.push_back(NcclEnd{0, Side::Top, *top, me - 1, me - 1});
   }
   if (me + 1 < size && paths_[static_cast<std::size_t>(me)] == LinkPath::Nccl) {
     nccl_ends_.push_back(NcclEnd{last, Side::Bottom, *bottom, me + 1, me});
+  }
+}
+
+void ProcessTransport::open_ipc_links(const std::vector<ProcessBoundary>& all) {
+  if (std::find(paths_.begin(), paths_.end(), LinkPath::CudaIpc) == paths_.end()) return;
+  Processes& processes = *links_.processes;
+  const int me = processes.rank();
+  const std::atomic<bool>& abort = local_.endpoint(0).abort_flag();
+  const auto link = [&](int peer, Side side, HaloRows& halo) {
+    return std::make_unique<IpcLink>(processes, peer, side, halo, job_.unit_lines(), job_.line_bytes(), abort,
+                                     links_.silence_limit_s);
+  };
+  // The link above first: rank 0 has none, so each pair of ends meets in turn.
+  std::string failures[2];
+  if (me > 0 && paths_[static_cast<std::size_t>(me - 1)] == LinkPath::CudaIpc) {
+    ipc_[0] = link(me - 1, Side::Top, *halos_.front());
+    failures[0] = ipc_[0]->open();
+  }
+  if (me + 1 < processes.size() && paths_[static_cast<std::size_t>(me)] == LinkPath::CudaIpc) {
+    ipc_[1] = link(me + 1, Side::Bottom, *halos_.back());
+    failures[1] = ipc_[1]->open();
+  }
+  constexpr char kApart = '\x1f';
+  const std::vector<std::string> every = processes.all_gather(failures[0] + kApart + failures[1]);
+  for (std::size_t r = 0; r < paths_.size(); ++r) {
+    if (paths_[r] != LinkPath::CudaIpc) continue;
+    const std::string above = every[r].substr(every[r].find(kApart) + 1);   // rank r's bottom end
+    const std::string below = every[r + 1].substr(0, every[r + 1].find(kApart));  // rank r + 1's top end
+    if (above.empty() && below.empty()) continue;
+    const std::string why = above.empty() ? below : above;
+    if (links_.gpu_transport == GpuTransport::Ipc) {
+      HETSTENCIL_THROW(InvalidArgument, "the GPU transport ipc was asked for, but " + why);
+    }
+    paths_[r] = choose_link_path(links_.gpu_transport, true, true, nccl_built(),
+                                 all[r].cuda_aware && all[r + 1].cuda_aware, false);
+    if (me == 0) log::warn("r{}-r{}: {}: {} carries the link", r, r + 1, why, to_string(paths_[r]));
+    if (static_cast<int>(r) == me - 1) ipc_[0].reset();
+    if (static_cast<int>(r) == me) ipc_[1].reset();
+  }
+}
+
+// Each end closes the neighbour's memory and says so before it waits for the
+// neighbour's word: no process waits for one that waits for it. A solve that
+// failed does not come here: the links' destructors close what is open.
+void ProcessTransport::finish() {
+  for (auto& link : ipc_) {
+    if (link) link->release();
+  }
+  for (auto& link : ipc_) {
+    if (link) link->wait_released();
   }
 }
 

@@ -1,7 +1,8 @@
 // The transport of one process's part of a solve over several: its devices
 // talk through the shared-memory transport, and its first and last devices
-// exchange edge rows with the neighbouring processes: GPU to GPU through NCCL
-// or a CUDA-aware MPI where both ends are GPUs (link_paths.hpp), else by
+// exchange edge rows with the neighbouring processes: GPU to GPU through CUDA
+// IPC on one node, NCCL or a CUDA-aware MPI where both ends are GPUs
+// (link_paths.hpp), else by
 // messages staged in host memory (a GPU's rows go through its mover's host
 // copies), sent and received with persistent requests, since every round
 // moves the same buffers.
@@ -12,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "devices/transport/ipc_link.hpp"
 #include "devices/transport/link_paths.hpp"
 #include "devices/transport/nccl_links.hpp"
 #include "devices/transport/processes.hpp"
@@ -32,6 +34,7 @@ class ProcessTransport final : public Transport {
   Endpoint& endpoint(std::size_t k) override;
   void abort() override;
   Progress progress() override { return local_.progress(); }
+  void finish() override;
   ExchangeOutcome outcome() override;
   /// By link (element r: between ranks r and r + 1), the path its ghost rows take.
   const std::vector<LinkPath>& paths() const { return paths_; }
@@ -41,6 +44,10 @@ class ProcessTransport final : public Transport {
 
   // Which path each link takes, and the NCCL ends of this process.
   void choose_paths();
+  // Opens the CUDA IPC links of paths_ (all processes at once); a link whose
+  // memory cannot be opened at either end takes the path it would take
+  // between nodes, or the solve is refused where the option asked for IPC.
+  void open_ipc_links(const std::vector<ProcessBoundary>& all);
   // ResidualCheck's Combine: every process's nodes, in row order.
   void combine_cover(std::vector<TreeNode>& cover, double& max_abs);
 
@@ -51,6 +58,7 @@ class ProcessTransport final : public Transport {
   std::vector<LinkPath> paths_;
   std::vector<NcclEnd> nccl_ends_;
   std::unique_ptr<NcclLinks> nccl_;  // where a link of this process is NCCL's
+  std::unique_ptr<IpcLink> ipc_[2];  // by side: the CUDA IPC link of our first (Top) or last device
   std::vector<std::unique_ptr<End>> ends_;
   // The residual tree's nodes over each process's rows, in rank order, and their count by rank.
   std::vector<TreeNode> every_cover_;

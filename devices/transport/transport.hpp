@@ -109,6 +109,11 @@ class Transport {
   /// Iterates every device has posted, and the last check: safe to call from
   /// any thread while the devices run (elapsed_s is left to the caller).
   virtual Progress progress() = 0;
+  /// Once the devices have run, before they detach: lets go of what the
+  /// transport holds of their memory and of other processes' (CUDA IPC
+  /// mappings), so that no process frees memory another has open.
+  /// Collective over the processes of a solve that did not fail.
+  virtual void finish() {}
   /// Once the devices have run.
   virtual ExchangeOutcome outcome() = 0;
 };

@@ -23,9 +23,10 @@ enum class DeviceKind { Cpu, Gpu };
 /// (RuntimeOptions::gpu_transport). A GPU beside a CPU device of another
 /// process always goes through host memory.
 enum class GpuTransport {
-  Auto,  ///< NCCL where this build has it, else through host memory
+  Auto,  ///< CUDA IPC on one node where it opens, else NCCL where this build has it, else through host memory
   Nccl,  ///< NCCL, GPU to GPU (a build without NCCL refuses it)
-  Host   ///< through host memory: copies to pinned memory and MPI messages
+  Host,  ///< through host memory: copies to pinned memory and MPI messages
+  Ipc    ///< CUDA IPC on one node (refused where it cannot be opened), between nodes as Auto
 };
 
 /// Thread safety: a value, safe to copy across threads.

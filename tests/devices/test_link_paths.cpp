@@ -9,26 +9,48 @@
 namespace hetstencil {
 namespace {
 
-TEST(LinkPaths, TwoGpusTakeNcclUnlessTheOptionOrTheBuildSaysHost) {
+TEST(LinkPaths, TwoGpusOfDifferentNodesTakeNcclUnlessTheOptionOrTheBuildSaysHost) {
   for (bool cuda_aware : {false, true}) {
-    EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, true, cuda_aware), LinkPath::Nccl);
-    EXPECT_EQ(choose_link_path(GpuTransport::Nccl, true, true, true, cuda_aware), LinkPath::Nccl);
-    EXPECT_EQ(choose_link_path(GpuTransport::Host, true, true, true, cuda_aware), LinkPath::HostStaging);
+    EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, true, cuda_aware, false), LinkPath::Nccl);
+    EXPECT_EQ(choose_link_path(GpuTransport::Nccl, true, true, true, cuda_aware, false), LinkPath::Nccl);
+    EXPECT_EQ(choose_link_path(GpuTransport::Host, true, true, true, cuda_aware, false), LinkPath::HostStaging);
   }
-  EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, false, false), LinkPath::HostStaging);
+  EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, false, false, false), LinkPath::HostStaging);
+}
+
+TEST(LinkPaths, TwoGpusOfOneNodeTakeCudaIpcUnlessNcclOrHostIsAsked) {
+  for (bool nccl : {false, true}) {
+    for (bool cuda_aware : {false, true}) {
+      EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, nccl, cuda_aware, true), LinkPath::CudaIpc);
+      EXPECT_EQ(choose_link_path(GpuTransport::Ipc, true, true, nccl, cuda_aware, true), LinkPath::CudaIpc);
+      EXPECT_EQ(choose_link_path(GpuTransport::Host, true, true, nccl, cuda_aware, true), LinkPath::HostStaging);
+    }
+  }
+  EXPECT_EQ(choose_link_path(GpuTransport::Nccl, true, true, true, false, true), LinkPath::Nccl);
+}
+
+TEST(LinkPaths, IpcBetweenNodesTakesWhatAutoTakes) {
+  for (bool nccl : {false, true}) {
+    for (bool cuda_aware : {false, true}) {
+      EXPECT_EQ(choose_link_path(GpuTransport::Ipc, true, true, nccl, cuda_aware, false),
+                choose_link_path(GpuTransport::Auto, true, true, nccl, cuda_aware, false));
+    }
+  }
 }
 
 TEST(LinkPaths, WithoutNcclACudaAwareMpiCarriesGpuMemoryUnlessHostIsAsked) {
-  EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, false, true), LinkPath::CudaAwareMpi);
-  EXPECT_EQ(choose_link_path(GpuTransport::Host, true, true, false, true), LinkPath::HostStaging);
+  EXPECT_EQ(choose_link_path(GpuTransport::Auto, true, true, false, true, false), LinkPath::CudaAwareMpi);
+  EXPECT_EQ(choose_link_path(GpuTransport::Host, true, true, false, true, false), LinkPath::HostStaging);
 }
 
 TEST(LinkPaths, AGpuBesideACpuDeviceOfAnotherProcessKeepsHostStaging) {
-  for (GpuTransport option : {GpuTransport::Auto, GpuTransport::Nccl, GpuTransport::Host}) {
+  for (GpuTransport option : {GpuTransport::Auto, GpuTransport::Nccl, GpuTransport::Host, GpuTransport::Ipc}) {
     for (bool cuda_aware : {false, true}) {
-      EXPECT_EQ(choose_link_path(option, true, false, true, cuda_aware), LinkPath::HostStaging);
-      EXPECT_EQ(choose_link_path(option, false, true, true, cuda_aware), LinkPath::HostStaging);
-      EXPECT_EQ(choose_link_path(option, false, false, true, cuda_aware), LinkPath::HostStaging);
+      for (bool one_node : {false, true}) {
+        EXPECT_EQ(choose_link_path(option, true, false, true, cuda_aware, one_node), LinkPath::HostStaging);
+        EXPECT_EQ(choose_link_path(option, false, true, true, cuda_aware, one_node), LinkPath::HostStaging);
+        EXPECT_EQ(choose_link_path(option, false, false, true, cuda_aware, one_node), LinkPath::HostStaging);
+      }
     }
   }
 }
@@ -58,9 +80,11 @@ TEST(LinkPaths, ABoundaryCrossesToTheOtherProcessesAsTextAndBack) {
 
 TEST(LinkPaths, ProcessesSharingOneGpuAtTheirBoundaryStageThroughHostMemory) {
   // Three processes of one node taking both its GPUs each: 0's last is gpu1,
-  // 1's first gpu0 (NCCL between them), 1's last and 2's first both gpu1.
+  // 1's first gpu0 (CUDA IPC between them), 1's last and 2's first both gpu1.
   const std::vector<ProcessBoundary> node{gpus(0, 1, "a"), gpus(0, 1, "a"), gpus(1, 1, "a")};
   EXPECT_EQ(choose_link_paths(GpuTransport::Auto, node, true),
+            (std::vector<LinkPath>{LinkPath::CudaIpc, LinkPath::HostStaging}));
+  EXPECT_EQ(choose_link_paths(GpuTransport::Nccl, node, true),
             (std::vector<LinkPath>{LinkPath::Nccl, LinkPath::HostStaging}));
   // The same devices on two nodes are two GPUs.
   const std::vector<ProcessBoundary> two_nodes{gpus(0, 1, "a"), gpus(1, 1, "b")};
@@ -78,14 +102,15 @@ TEST(LinkPaths, EachLinkTakesThePathItsOwnEndsAllow) {
 }
 
 TEST(LinkPaths, ReportsNameEachLinkByTheRanksItJoins) {
-  EXPECT_EQ(describe_link_paths({LinkPath::Nccl, LinkPath::HostStaging, LinkPath::CudaAwareMpi}),
-            "r0-r1 nccl, r1-r2 host staging, r2-r3 cuda-aware mpi");
+  EXPECT_EQ(describe_link_paths({LinkPath::Nccl, LinkPath::HostStaging, LinkPath::CudaAwareMpi, LinkPath::CudaIpc}),
+            "r0-r1 nccl, r1-r2 host staging, r2-r3 cuda-aware mpi, r3-r4 cuda ipc");
   EXPECT_EQ(describe_link_paths({}), "");
 }
 
 TEST(LinkPaths, NcclIsRefusedOnlyByABuildWithoutIt) {
   EXPECT_NO_THROW(check_gpu_transport(GpuTransport::Auto));
   EXPECT_NO_THROW(check_gpu_transport(GpuTransport::Host));
+  EXPECT_NO_THROW(check_gpu_transport(GpuTransport::Ipc));
   if (nccl_built()) {
     EXPECT_NO_THROW(check_gpu_transport(GpuTransport::Nccl));
   } else {

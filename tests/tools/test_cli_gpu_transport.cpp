@@ -17,8 +17,8 @@ test::CliResult solve_with(const std::string& transport) {
   return test::run_command(HETSTENCIL_CLI, args, test::own_folder("hetstencil_gpu_transport"));
 }
 
-TEST(CliGpuTransport, AutoAndHostAreTakenByAnyBuild) {
-  for (const char* transport : {"auto", "host"}) {
+TEST(CliGpuTransport, AutoIpcAndHostAreTakenByAnyBuild) {
+  for (const char* transport : {"auto", "ipc", "host"}) {
     const test::CliResult r = solve_with(transport);
     EXPECT_EQ(r.exit_code, 0) << transport << ": " << r.err;
   }
@@ -32,7 +32,7 @@ TEST(CliGpuTransport, NcclIsRefusedByABuildWithoutItNamingTheOthers) {
   }
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("built without NCCL"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("choose auto or host"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("choose auto, ipc or host"), std::string::npos) << r.err;
 }
 
 TEST(CliGpuTransport, AnUnknownTransportIsRefused) {

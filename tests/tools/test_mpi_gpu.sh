@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # `mpirun -np 2 hetstencil solve --devices gpu --rank-devices local`: one GPU a
-# process, ghost rows between them GPU to GPU (NCCL) or through host memory,
-# bitwise the same solution and iterations as one process with both GPUs, and
-# the report names the path the link took; a process killed during an NCCL
-# solve ends the job within seconds, the other saying why.
+# process, ghost rows between them GPU to GPU (NCCL, or CUDA IPC: each GPU
+# copying from the other's memory) or through host memory, bitwise the same
+# solution and iterations as one process with both GPUs, and the report names
+# the path the link took; a process killed during a solve ends the job within
+# seconds, the other saying why.
 #   test_mpi_gpu.sh HETSTENCIL MPIEXEC CASE     (MPIEXEC "none": a build without MPI)
-# CASE: nccl | tolerance | blocked | host | planes | planes_host | killed (planes: a
+# CASE: nccl | tolerance | blocked | host | planes | planes_host | killed, and ipc,
+# ipc_tolerance, ipc_blocked, ipc_planes, ipc_killed: the same over CUDA IPC (planes: a
 # 3-D stencil (radius 4), whose lines the GPUs keep a pitch apart and send as
 # one span a plane). Exits 77 (skipped) without MPI,
 # without 2 GPUs, or (nccl cases) in a build without NCCL.
@@ -21,9 +23,14 @@ launch=("${launcher[@]}" -np 2)
 solve=(solve --no-learn --no-calibrate)
 transport=nccl
 path=nccl
+if [[ $case == ipc* ]]; then
+  transport=ipc path="cuda ipc"
+  case=${case#ipc}
+  case=${case#_}
+fi
 grid=(--nx 300 --ny 257 --iters 200)
 case $case in
-  nccl) ;;
+  nccl | "") ;;
   tolerance) grid=(--nx 64 --ny 50 --iters 100000 --tol 1e-4 --check-every 7) ;;
   blocked) grid=(--nx 300 --ny 257 --iters 101 --variant blocked --depth 3) ;;
   host) transport=host path="host staging" ;;
@@ -37,7 +44,7 @@ case $case in
 esac
 
 if [[ $case == killed ]]; then
-  "${launch[@]}" "$cli" "${solve[@]}" --devices gpu --rank-devices local --gpu-transport nccl --nx 4096 --ny 4096 \
+  "${launch[@]}" "$cli" "${solve[@]}" --devices gpu --rank-devices local --gpu-transport "$transport" --nx 4096 --ny 4096 \
     --iters 100000000 > "$dir/out" 2> "$dir/err" &
   job=$!
   for _ in $(seq 300); do
@@ -45,7 +52,7 @@ if [[ $case == killed ]]; then
     sleep 0.1
   done
   [[ $(ranks_of "$job" | wc -l) == 2 ]] || { kill "$job"; fail "two processes did not start"; }
-  sleep 10  # through NCCL's set-up, into the solve
+  sleep 10  # through the link's set-up, into the solve
   if grep -q "built without NCCL" "$dir/err"; then
     wait "$job" || true
     echo "skipped: this build has no NCCL (HETSTENCIL_NCCL=OFF)"
@@ -56,7 +63,7 @@ if [[ $case == killed ]]; then
   if wait "$job"; then fail "the job succeeded with a process killed"; fi
   ((SECONDS - start < 30)) || fail "the job took $((SECONDS - start)) s to end"
   grep -q -E "hetstencil: (error: )?rank [01] of 2: " "$dir/err" || { cat "$dir/err"; fail "no process left said why it ended"; }
-  echo "ok: killed"
+  echo "ok: $transport killed"
   exit 0
 fi
 
@@ -76,4 +83,4 @@ cmp "$dir/one.npy" "$dir/two.npy" || fail "two processes' solution differs from 
 [[ $case != tolerance || $(iterations "$dir/one.json") -lt 100000 ]] || fail "the tolerance did not stop the solve"
 grep -q "ghost rows between processes: r0-r1 $path" "$dir/two.json" || fail "the report does not name $path as the link's path"
 for r in 0 1; do grep -q "\"r$r.gpu$r\"" "$dir/two.json" || fail "rank $r did not take gpu$r"; done
-echo "ok: $case"
+echo "ok: $transport $case"

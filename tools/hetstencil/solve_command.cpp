@@ -129,8 +129,9 @@ int run_solve(SolveOptions o) {
   }
   o.machine.communicator = world;
   o.machine.rank_devices = o.rank_devices == "local" ? RankDevices::Local : RankDevices::All;
-  o.machine.gpu_transport = o.gpu_transport == "nccl" ? GpuTransport::Nccl
+  o.machine.gpu_transport = o.gpu_transport == "nccl"  ? GpuTransport::Nccl
                             : o.gpu_transport == "host" ? GpuTransport::Host
+                            : o.gpu_transport == "ipc"  ? GpuTransport::Ipc
                                                         : GpuTransport::Auto;
 
   // sync and blocked run on any devices; the asynchronous variants on one GPU alone.
@@ -227,10 +228,11 @@ Command add_solve_command(CLI::App& app) {
                   "(with --devices gpu, one process a GPU)")
       ->check(CLI::IsMember({"all", "local"}))->capture_default_str();
   sub->add_option("--gpu-transport", o->gpu_transport,
-                  "under an MPI launcher, how GPUs of different processes exchange ghost rows: 'nccl' (GPU to GPU), "
-                  "'host' (through host memory and MPI), or 'auto' (nccl where this build has it); a GPU beside "
-                  "another process's CPU device goes through host memory")
-      ->check(CLI::IsMember({"auto", "nccl", "host"}))->capture_default_str();
+                  "under an MPI launcher, how GPUs of different processes exchange ghost rows: 'ipc' (on one node, "
+                  "each GPU copies from the other's memory: CUDA IPC), 'nccl' (GPU to GPU), 'host' (through host "
+                  "memory and MPI), or 'auto' (ipc on one node where it opens, else nccl where this build has it); "
+                  "a GPU beside another process's CPU device goes through host memory")
+      ->check(CLI::IsMember({"auto", "ipc", "nccl", "host"}))->capture_default_str();
   sub->footer("By default the split is planned from this machine's profile (calibrated first when it has no curves\n"
               "for the problem's precision and width) and the report puts the prediction beside the measurement.\n"
               "The right-hand side is a unit point load in the middle (s*f = 1 at one cell; s = h*h for poisson5).\n"
