@@ -70,10 +70,11 @@ char* IpcLink::opened(const SharedRows& rows) {
 }
 
 // The slab's buffers are where a sync solve's edge rows are: the ghost rows of
-// iterates 0 and 1 are in them. Rows staged elsewhere (a blocked solve's) are
-// opened at their first round.
+// iterates 0, 1 and 2 are in each of them (a GPU keeps up to three, each
+// opened here once). Rows staged elsewhere (a blocked solve's) are opened at
+// their first round.
 std::string IpcLink::open() {
-  for (std::int64_t t : {0, 1}) {
+  for (std::int64_t t = 0; t < kSetUpOffers; ++t) {
     const RowBlock rows = halo_.ghost(side_, t);
     const std::optional<SharedRows> shared = halo_.mover().share(rows.data);
     Offer offer;
@@ -82,7 +83,7 @@ std::string IpcLink::open() {
     send(offer);
   }
   std::string failure;
-  for (int i = 0; i < 2; ++i) {
+  for (std::int64_t i = 0; i < kSetUpOffers; ++i) {
     const Offer offer = receive();
     if (!failure.empty()) continue;
     if (offer.t == kCannotShare) {

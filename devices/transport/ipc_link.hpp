@@ -60,6 +60,7 @@ class IpcLink {
   };
   static constexpr std::int64_t kSetUp = -1;
   static constexpr std::int64_t kCannotShare = -2;
+  static constexpr std::int64_t kSetUpOffers = 3;
 
   void send(const Offer& offer);
   Offer receive();
