@@ -135,24 +135,26 @@ Tuned tune_machine(const RuntimeOptions& machine, const TuneOptions& options) {
   out.profile = machine.profile.empty() ? default_profile_path(here.host) : machine.profile;
   for (auto& device : made.devices) out.devices.push_back(tune_device(*device, options));
   const std::string key = tuning_key(options.stencil, options.precision);
-  update_profile(out.profile, here, [&](Profile& stored) {
-    for (std::size_t k = 0; k < out.devices.size(); ++k) {
-      const DeviceTuning& t = out.devices[k];
-      if (t.parameters.empty()) continue;
-      const DeviceInfo& info = made.devices[k]->info();
-      DeviceProfile& d = stored.devices[device_key(info)];
-      d.name = info.name;
-      d.kind = info.kind == DeviceKind::Cpu ? "cpu" : "gpu";
-      TunedParameters& kept = d.tuned[key];
-      kept.values.clear();
-      for (const TunedValue& v : t.parameters) {
-        if (v.value != v.default_value) kept.values[v.name] = v.value;
-      }
-      kept.default_s = t.default_s;
-      kept.tuned_s = t.tuned_s;
-      kept.grid = grid_text(t.nx, t.ny, t.nz);
+  // Through merge_into, as a calibration's tuning goes: a device whose values
+  // change loses the figures measured with the old ones.
+  Profile measured;
+  measured.fingerprint = here;
+  for (std::size_t k = 0; k < out.devices.size(); ++k) {
+    const DeviceTuning& t = out.devices[k];
+    if (t.parameters.empty()) continue;
+    const DeviceInfo& info = made.devices[k]->info();
+    DeviceProfile& d = measured.devices[device_key(info)];
+    d.name = info.name;
+    d.kind = info.kind == DeviceKind::Cpu ? "cpu" : "gpu";
+    TunedParameters& kept = d.tuned[key];
+    for (const TunedValue& v : t.parameters) {
+      if (v.value != v.default_value) kept.values[v.name] = v.value;
     }
-  });
+    kept.default_s = t.default_s;
+    kept.tuned_s = t.tuned_s;
+    kept.grid = grid_text(t.nx, t.ny, t.nz);
+  }
+  update_profile(out.profile, here, [&](Profile& stored) { merge_into(stored, measured); });
   return out;
 }
 

@@ -47,6 +47,30 @@ TEST(CliTune, PrintsEachDevicesParametersAndKeepsThemInTheProfile) {
   EXPECT_TRUE(has(shown.out, "box9/float       tuned on 96x32: ")) << shown.out;
 }
 
+// Figures measured with other values of the stencil and precision tuned go;
+// another precision's stay.
+TEST(CliTune, ChangedValuesDropTheFiguresMeasuredWithTheOldOnes) {
+  const std::string cache = "hetstencil_cli_tune_drop";
+  const fs::path profile = test::own_folder("hetstencil_cli_tune") / "drop.json";
+  const std::string tune = "tune --stencil box9 --precision double --budget 0.2 --reps 3 --nx 64 --ny 16 --profile " +
+                           profile.string() + kOneDevice;
+  ASSERT_EQ(run(tune, cache).exit_code, 0);
+  nlohmann::json stored = nlohmann::json::parse(test::read_all(profile));
+  for (auto& [key, device] : stored.at("devices").items()) {
+    device["tuned"]["box9/double"]["values"] = {{"chunk_values", 7}};  // no value a search tries
+    device["step"] = {{"box9/double/64", 1e-3}, {"box9/float/64", 2e-3}};
+  }
+  std::ofstream(profile) << stored.dump(2);
+  const auto again = run(tune, cache);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  stored = nlohmann::json::parse(test::read_all(profile));
+  for (const auto& [key, device] : stored.at("devices").items()) {
+    EXPECT_FALSE(device.at("step").contains("box9/double/64")) << device.dump(1);
+    EXPECT_TRUE(device.at("step").contains("box9/float/64")) << device.dump(1);
+    EXPECT_NE(device.at("tuned").at("box9/double").at("values").value("chunk_values", 0), 7) << device.dump(1);
+  }
+}
+
 TEST(CliTune, PrintsOneJsonObjectNamingItsSchema) {
   const auto r = run("tune --stencil poisson7 --precision double --budget 0.5 --reps 3 --nx 24 --ny 16 --nz 12 --json" +
                          kOneDevice,
