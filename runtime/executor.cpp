@@ -207,8 +207,10 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
     // Over processes, the others on this node would count as other load.
     if (!spread) report.host.load = load.since_start();
   }
+  const auto finishing = std::chrono::steady_clock::now();
   transport->finish();
-  report.teardown_s = run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
+  report.teardown_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - finishing).count();
+  report.teardown_s += run_on_threads(n, [&](std::size_t k) { devices[k]->detach(); }, {}, host_thread);
   for (std::size_t k = 0; k < n; ++k) {
     const DeviceTimes t = devices[k]->times();
     report.devices.push_back(DeviceReport{names[k], rows[k].first, rows[k].count, t.compute_s, t.exchange_s,

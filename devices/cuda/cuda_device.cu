@@ -224,6 +224,12 @@ class CudaDevice final : public Device {
       return {d.slab_row(d.buffer_of(t), side == Side::Top ? 1 - d.job_->halo_depth() : d.rows_.count + 1),
               d.pitch_bytes()};
     }
+    std::vector<const void*> edge_memory() const override {
+      const CudaDevice& d = device_;
+      std::vector<const void*> blocks;
+      for (int b = 0; b < d.buffer_count_; ++b) blocks.push_back(d.buffers_[b].get());
+      return blocks;
+    }
     RowMover& mover() override { return mover_; }
     CudaRowMover& cuda_mover() { return mover_; }
 

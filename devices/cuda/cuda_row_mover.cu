@@ -1,7 +1,5 @@
 #include "devices/cuda/cuda_row_mover.hpp"
 
-#include <cuda.h>
-
 #include <cstring>
 
 #include "devices/cuda/cuda_check.hpp"
@@ -14,7 +12,11 @@ CudaRowMover::CudaRowMover(int gpu, const std::string& who)
       who_(who),
       to_host_context_(who + ": copying its edge rows to the host"),
       from_host_context_(who + ": copying ghost rows from the host"),
-      from_shared_context_(who + ": copying ghost rows from another process's GPU") {}
+      from_shared_context_(who + ": copying ghost rows from another process's GPU") {
+  char bus_id[32] = {};
+  HETSTENCIL_CUDA_CHECK(cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, gpu), who + ": asking for its PCI bus id");
+  pci_bus_id_ = bus_id;
+}
 
 namespace {
 
@@ -30,51 +32,30 @@ void copy_rows(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_by
   }
 }
 
-// cuMemGetAddressRange through the runtime's entry point: the library links
-// the runtime alone, so that it loads where no driver is installed.
-void* allocation_base(const void* rows, const std::string& context) {
-  using AddressRange = CUresult (*)(CUdeviceptr*, std::size_t*, CUdeviceptr);
-  static AddressRange address_range = [&] {
-    void* function = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    HETSTENCIL_CUDA_CHECK(
-        cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &function, 12000, cudaEnableDefault, &found),
-        context + ": finding the driver's cuMemGetAddressRange");
-    if (found != cudaDriverEntryPointSuccess) {
-      HETSTENCIL_THROW(Error, context + ": the CUDA driver has no cuMemGetAddressRange");
-    }
-    return reinterpret_cast<AddressRange>(function);
-  }();
-  CUdeviceptr base = 0;
-  std::size_t bytes = 0;
-  if (const CUresult rc = address_range(&base, &bytes, reinterpret_cast<CUdeviceptr>(rows)); rc != CUDA_SUCCESS) {
-    HETSTENCIL_THROW(Error, context + ": finding the allocation of its rows: CUDA driver error " + std::to_string(rc));
-  }
-  return reinterpret_cast<void*>(base);
-}
-
 }  // namespace
 
-std::optional<SharedRows> CudaRowMover::share(const void* rows) {
-  const std::string context = who_ + ": sharing its edge rows with another process";
+std::optional<SharedHandle> CudaRowMover::share(const void* base) {
+  const std::string context = who_ + ": sharing its memory with another process (CUDA IPC)";
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu_), context);
-  void* base = allocation_base(rows, context);
   cudaIpcMemHandle_t handle{};
-  HETSTENCIL_CUDA_CHECK(cudaIpcGetMemHandle(&handle, base), context);
-  static_assert(sizeof handle == SharedRows::kHandleBytes, "a CUDA IPC handle fills SharedRows::handle");
-  SharedRows shared;
-  std::memcpy(shared.handle.data(), &handle, sizeof handle);
-  shared.offset = static_cast<std::uint64_t>(static_cast<const char*>(rows) - static_cast<const char*>(base));
+  const cudaError_t rc = cudaIpcGetMemHandle(&handle, const_cast<void*>(base));
+  if (rc != cudaSuccess) (void)cudaGetLastError();  // the link takes another path: no error is left behind
+  HETSTENCIL_CUDA_CHECK(rc, context);
+  static_assert(sizeof handle == sizeof(SharedHandle), "a CUDA IPC handle fills a SharedHandle");
+  SharedHandle shared{};
+  std::memcpy(shared.data(), &handle, sizeof handle);
   return shared;
 }
 
-void* CudaRowMover::open_shared(const std::array<char, SharedRows::kHandleBytes>& shared) {
+void* CudaRowMover::open_shared(const SharedHandle& shared) {
   const std::string context = who_ + ": opening another process's GPU memory (CUDA IPC)";
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu_), context);
   cudaIpcMemHandle_t handle{};
   std::memcpy(&handle, shared.data(), sizeof handle);
   void* base = nullptr;
-  HETSTENCIL_CUDA_CHECK(cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess), context);
+  const cudaError_t rc = cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess);
+  if (rc != cudaSuccess) (void)cudaGetLastError();  // the link takes another path: no error is left behind
+  HETSTENCIL_CUDA_CHECK(rc, context);
   return base;
 }
 

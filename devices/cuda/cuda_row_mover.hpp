@@ -27,15 +27,16 @@ class CudaRowMover final : public RowMover {
   bool reaches(const RowMover& other) override;
   void from_peer(RowBlock to, const RowMover& other, RowBlock from, std::int64_t rows,
                  std::size_t row_bytes) override;
-  std::optional<SharedRows> share(const void* rows) override;
-  void* open_shared(const std::array<char, SharedRows::kHandleBytes>& handle) override;
+  std::optional<SharedHandle> share(const void* base) override;
+  void* open_shared(const SharedHandle& handle) override;
   void close_shared(void* base) override;
   void from_shared(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes) override;
-  std::optional<GpuQueue> gpu_queue() const override { return GpuQueue{gpu_, stream_}; }
+  std::optional<GpuQueue> gpu_queue() const override { return GpuQueue{gpu_, stream_, pci_bus_id_}; }
 
  private:
   int gpu_;
   std::string who_;
+  std::string pci_bus_id_;
   cudaStream_t stream_ = nullptr;
   // Made once: the copies run every iteration.
   std::string to_host_context_;

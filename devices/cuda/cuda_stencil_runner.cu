@@ -131,6 +131,12 @@ class CudaStencilSlab final : public CudaStencilRunner {
       const std::int64_t first = side == Side::Top ? 0 : d.ghosts_[0] + d.rows_.count;
       return {d.unit_of(t % 2, first), d.line_pitch()};
     }
+    std::vector<const void*> edge_memory() const override {
+      const CudaStencilSlab& d = device_;
+      std::vector<const void*> blocks{d.buffers_[0].get(), d.buffers_[1].get()};
+      if (d.staged_.get()) blocks.push_back(d.staged_.get());
+      return blocks;
+    }
     RowMover& mover() override { return mover_; }
     CudaRowMover& cuda_mover() { return mover_; }
 

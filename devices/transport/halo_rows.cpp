@@ -24,7 +24,7 @@ void RowMover::from_peer(RowBlock, const RowMover&, RowBlock, std::int64_t, std:
   HETSTENCIL_THROW(Error, "a copy from a neighbour's memory where this device cannot reach it");
 }
 
-void* RowMover::open_shared(const std::array<char, SharedRows::kHandleBytes>&) {
+void* RowMover::open_shared(const SharedHandle&) {
   HETSTENCIL_THROW(Error, "opening another process's memory, which this device cannot reach");
 }
 

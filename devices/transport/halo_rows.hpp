@@ -10,6 +10,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "devices/device.hpp"
 
@@ -40,20 +42,17 @@ inline UnitSpan unit_span(RowBlock block, std::int64_t i, std::int64_t lines, st
 
 /// Where a GPU's rows are and where its copies are queued: its CUDA device
 /// and its transfer stream (a cudaStream_t), for a transport that moves GPU
-/// memory itself (NCCL), queueing its work on that stream.
+/// memory itself (NCCL), queueing its work on that stream; and its PCI bus id,
+/// which names the GPU on its node whatever devices a process sees.
 struct GpuQueue {
   int gpu = -1;
   void* stream = nullptr;
+  std::string pci_bus_id;
 };
 
-/// Where rows of one device's memory lie for another process of the node that
-/// opens that memory itself (CUDA IPC): the handle of the allocation holding
-/// them, as the backend makes it, and their offset in it.
-struct SharedRows {
-  static constexpr std::size_t kHandleBytes = 64;
-  std::array<char, kHandleBytes> handle{};
-  std::uint64_t offset = 0;
-};
+/// What another process of the node opens one of a device's allocations by
+/// (CUDA IPC), as the backend makes it.
+using SharedHandle = std::array<char, 64>;
 
 /// Copies of whole rows into and out of one device's memory, made by its
 /// backend. A mover whose copies are queued (a GPU's, on its transfer stream)
@@ -74,13 +73,15 @@ class RowMover {
   /// Copies from `other`'s memory, where reaches(other) said it could.
   virtual void from_peer(RowBlock to, const RowMover& other, RowBlock from, std::int64_t rows,
                          std::size_t row_bytes);
-  /// Where `rows` (this device's memory) lie for another process that opens
-  /// them; none where the backend cannot share its memory between processes.
-  virtual std::optional<SharedRows> share(const void* /*rows*/) { return std::nullopt; }
-  /// Opens the allocation another process's mover shared as `handle` (its
-  /// SharedRows::handle) and returns its first byte in this process; throws
-  /// Error where this device cannot reach it. Each open is met by a close.
-  virtual void* open_shared(const std::array<char, SharedRows::kHandleBytes>& handle);
+  /// The handle by which another process opens the allocation starting at
+  /// `base` (this device's memory: a block of HaloRows::edge_memory); none
+  /// where the backend cannot share its memory between processes. Throws
+  /// Error where it fails.
+  virtual std::optional<SharedHandle> share(const void* /*base*/) { return std::nullopt; }
+  /// Opens the allocation another process's mover shared as `handle` and
+  /// returns its first byte in this process; throws Error where this device
+  /// cannot reach it. Each open is met by a close.
+  virtual void* open_shared(const SharedHandle& handle);
   virtual void close_shared(void* /*base*/) {}
   /// Copies from memory open_shared opened, queued as from_peer's are.
   virtual void from_shared(RowBlock to, RowBlock from, std::int64_t rows, std::size_t row_bytes);
@@ -111,6 +112,10 @@ class HaloRows {
   virtual RowBlock host_edge(Side side, std::int64_t t) const = 0;
   /// The ghost rows above (Top) or below (Bottom) the slab for iterate t.
   virtual RowBlock ghost(Side side, std::int64_t t) const = 0;
+  /// The first bytes of the allocations that edge() returns rows in, for a
+  /// transport of another process that opens them (RowMover::share); every
+  /// edge row lies in one of them. None where they are not shared so.
+  virtual std::vector<const void*> edge_memory() const { return {}; }
   virtual RowMover& mover() = 0;
 };
 

@@ -1,7 +1,5 @@
 #include "devices/transport/ipc_link.hpp"
 
-#include <cstring>
-
 #include "core/log.hpp"
 #include "hetstencil/error.hpp"
 
@@ -9,12 +7,12 @@ namespace hetstencil {
 namespace {
 
 // Message tags of their own: offers of a process's first rows travel up, of
-// its last rows down; one message a direction per round, in order.
+// its last rows down, one a direction per round, in order; between two
+// processes one link, so one set-up and one release message each way.
 constexpr int kOfferUp = 11;
 constexpr int kOfferDown = 12;
-constexpr int kReleased = 13;
-
-bool same(const SharedRows& a, const SharedRows& b) { return a.handle == b.handle; }
+constexpr int kSetUpTag = 13;
+constexpr int kReleased = 14;
 
 }  // namespace
 
@@ -28,13 +26,11 @@ IpcLink::IpcLink(Processes& processes, int peer, Side side, HaloRows& halo, std:
       line_bytes_(line_bytes),
       abort_(abort),
       limit_s_(limit_s),
-      tag_out_(side == Side::Top ? kOfferUp : kOfferDown),
-      tag_in_(side == Side::Top ? kOfferDown : kOfferUp),
-      sending_(processes.repeated_send(peer, tag_out_, &out_, sizeof out_)),
-      receiving_(processes.repeated_receive(peer, tag_in_, &in_, sizeof in_)) {}
+      sending_(processes.repeated_send(peer, side == Side::Top ? kOfferUp : kOfferDown, &out_, sizeof out_)),
+      receiving_(processes.repeated_receive(peer, side == Side::Top ? kOfferDown : kOfferUp, &in_, sizeof in_)) {}
 
 IpcLink::~IpcLink() {
-  for (auto& [rows, base] : open_) {
+  for (char* base : theirs_) {
     try {
       halo_.mover().close_shared(base);
     } catch (const Error& e) {
@@ -48,98 +44,100 @@ std::string IpcLink::what(const std::string& doing) const {
          " (CUDA IPC)";
 }
 
-void IpcLink::send(const Offer& offer) {
-  wait_for(*sending_, abort_, what("delivery of an offer of edge rows to"), limit_s_);
-  out_ = offer;
+void IpcLink::wait(Message& message, const std::string& doing) const {
+  wait_for(message, abort_, what(doing), limit_s_);
+}
+
+IpcLink::SetUp IpcLink::shared() const {
+  if (ours_.empty() || ours_.size() > kMostBlocks) {
+    HETSTENCIL_THROW(Error, what("GPU memory that cannot be shared with"));
+  }
+  SetUp mine;
+  for (std::size_t b = 0; b < ours_.size(); ++b) {
+    const std::optional<SharedHandle> handle = halo_.mover().share(ours_[b]);
+    if (!handle) HETSTENCIL_THROW(Error, what("GPU memory that cannot be shared with"));
+    mine.handles[b] = *handle;
+  }
+  mine.blocks = static_cast<std::int64_t>(ours_.size());
+  return mine;
+}
+
+// Each end sends its set-up message while it receives the other's, so that
+// neither waits for the other to receive first.
+std::string IpcLink::open() {
+  ours_ = halo_.edge_memory();
+  std::string failure;
+  SetUp mine;
+  try {
+    mine = shared();
+  } catch (const Error& e) {
+    failure = e.what();
+  }
+  SetUp theirs;
+  const std::unique_ptr<Message> in = processes_.receive(peer_, kSetUpTag, &theirs, sizeof theirs);
+  const std::unique_ptr<Message> out = processes_.send(peer_, kSetUpTag, &mine, sizeof mine);
+  wait(*in, "the handles of the GPU memory of");
+  wait(*out, "delivery of the handles of its GPU memory to");
+  if (!failure.empty()) return failure;
+  if (theirs.blocks < 0 || theirs.blocks > static_cast<std::int64_t>(kMostBlocks)) {
+    return what("no GPU memory shared by");
+  }
+  try {
+    for (std::int64_t b = 0; b < theirs.blocks; ++b) {
+      theirs_.push_back(static_cast<char*>(halo_.mover().open_shared(theirs.handles[b])));
+    }
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// The edge rows lie in the allocation that starts last at or before them.
+void IpcLink::offer(std::int64_t t) {
+  const RowBlock edge = halo_.edge(side_, t);
+  const char* rows = static_cast<const char*>(edge.data);
+  std::int64_t block = -1;
+  for (std::size_t b = 0; b < ours_.size(); ++b) {
+    const char* base = static_cast<const char*>(ours_[b]);
+    if (base <= rows && (block < 0 || base > static_cast<const char*>(ours_[static_cast<std::size_t>(block)]))) {
+      block = static_cast<std::int64_t>(b);
+    }
+  }
+  if (block < 0) HETSTENCIL_THROW(Error, what("edge rows outside the GPU memory shared with"));
+  wait(*sending_, "delivery of an offer of edge rows to");
+  out_.t = t;
+  out_.block = block;
+  out_.offset = static_cast<std::uint64_t>(rows - static_cast<const char*>(ours_[static_cast<std::size_t>(block)]));
+  out_.pitch = edge.pitch;
   sending_->start();
 }
 
-IpcLink::Offer IpcLink::receive() {
-  receiving_->start();
-  wait_for(*receiving_, abort_, what("word of edge rows from"), limit_s_);
-  return in_;
-}
-
-char* IpcLink::opened(const SharedRows& rows) {
-  for (auto& [known, base] : open_) {
-    if (same(known, rows)) return base;
-  }
-  char* base = static_cast<char*>(halo_.mover().open_shared(rows.handle));
-  open_.emplace_back(rows, base);
-  return base;
-}
-
-// The slab's buffers are where a sync solve's edge rows are: the ghost rows of
-// iterates 0, 1 and 2 are in each of them (a GPU keeps up to three, each
-// opened here once). Rows staged elsewhere (a blocked solve's) are opened at
-// their first round.
-std::string IpcLink::open() {
-  for (std::int64_t t = 0; t < kSetUpOffers; ++t) {
-    const RowBlock rows = halo_.ghost(side_, t);
-    const std::optional<SharedRows> shared = halo_.mover().share(rows.data);
-    Offer offer;
-    offer.t = shared ? kSetUp : kCannotShare;
-    if (shared) offer.rows = *shared;
-    send(offer);
-  }
-  std::string failure;
-  for (std::int64_t i = 0; i < kSetUpOffers; ++i) {
-    const Offer offer = receive();
-    if (!failure.empty()) continue;
-    if (offer.t == kCannotShare) {
-      failure = what("the GPU memory cannot be shared by");
-      continue;
-    }
-    try {
-      opened(offer.rows);
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  }
-  wait_for(*sending_, abort_, what("delivery of an offer of edge rows to"), limit_s_);
-  return failure;
-}
-
-void IpcLink::offer(std::int64_t t) {
-  const RowBlock edge = halo_.edge(side_, t);
-  const SharedRows* rows = nullptr;
-  for (const auto& [data, shared] : shared_) {
-    if (data == edge.data) rows = &shared;
-  }
-  if (!rows) {
-    const std::optional<SharedRows> shared = halo_.mover().share(edge.data);
-    if (!shared) HETSTENCIL_THROW(Error, what("edge rows in memory that cannot be shared with"));
-    rows = &shared_.emplace_back(edge.data, *shared).second;
-  }
-  Offer offer;
-  offer.t = t;
-  offer.pitch = edge.pitch;
-  offer.rows = *rows;
-  send(offer);
-}
-
 void IpcLink::take(std::int64_t t, std::int64_t units) {
-  const Offer offer = receive();
-  if (offer.t != t) {
-    HETSTENCIL_THROW(Error, what("edge rows of iterate " + std::to_string(offer.t) + " where " + std::to_string(t) +
+  receiving_->start();
+  wait(*receiving_, "word of edge rows from");
+  if (in_.t != t || in_.block < 0 || in_.block >= static_cast<std::int64_t>(theirs_.size())) {
+    HETSTENCIL_THROW(Error, what("edge rows of iterate " + std::to_string(in_.t) + " in block " +
+                                 std::to_string(in_.block) + " where iterate " + std::to_string(t) +
                                  " was due, from"));
   }
-  const RowBlock from{opened(offer.rows) + offer.rows.offset, static_cast<std::size_t>(offer.pitch)};
+  const RowBlock from{theirs_[static_cast<std::size_t>(in_.block)] + in_.offset, static_cast<std::size_t>(in_.pitch)};
   halo_.mover().from_shared(halo_.ghost(side_, t), from, units * unit_lines_, line_bytes_);
 }
 
 void IpcLink::release() {
-  for (auto& [rows, base] : open_) halo_.mover().close_shared(base);
-  open_.clear();
-  released_out_ = processes_.send(peer_, kReleased, &released_byte_, 1);
+  while (!theirs_.empty()) {
+    halo_.mover().close_shared(theirs_.back());
+    theirs_.pop_back();
+  }
+  releasing_ = processes_.send(peer_, kReleased, &released_, 1);
 }
 
 void IpcLink::wait_released() {
-  char byte = 0;
-  const std::unique_ptr<Message> released = processes_.receive(peer_, kReleased, &byte, 1);
-  wait_for(*released, abort_, what("word that our GPU memory is closed from"), limit_s_);
-  wait_for(*released_out_, abort_, what("delivery of the word that its GPU memory is closed to"), limit_s_);
-  wait_for(*sending_, abort_, what("delivery of an offer of edge rows to"), limit_s_);
+  char word = 0;
+  const std::unique_ptr<Message> released = processes_.receive(peer_, kReleased, &word, 1);
+  wait(*released, "word that our GPU memory is closed from");
+  wait(*releasing_, "delivery of the word that its GPU memory is closed to");
+  wait(*sending_, "delivery of an offer of edge rows to");
 }
 
 }  // namespace hetstencil

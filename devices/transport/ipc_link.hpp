@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "devices/transport/halo_rows.hpp"
@@ -35,9 +34,9 @@ class IpcLink {
   /// Closes what is still open of the neighbour's memory (a solve that failed).
   ~IpcLink();
 
-  /// Set-up, both ends at once: shares the memory of our slab's buffers and
-  /// opens the neighbour's, so that the rounds find them open. Returns why the
-  /// neighbour's memory cannot be opened here ("" where it can).
+  /// Set-up, both ends at once: shares the allocations our edge rows lie in
+  /// (HaloRows::edge_memory) and opens the neighbour's, so that no round opens
+  /// any. Returns why the link cannot be used ("" where it can).
   std::string open();
   /// Our edge rows of iterate t are complete: tells the neighbour where.
   void offer(std::int64_t t);
@@ -51,21 +50,24 @@ class IpcLink {
   void wait_released();
 
  private:
-  // What an offer carries: the iterate (kSetUp, kCannotShare at set-up) and
-  // where its rows are.
+  static constexpr std::size_t kMostBlocks = 4;
+  // The set-up message: our allocations' handles, or none (blocks < 0) where
+  // they cannot be shared.
+  struct SetUp {
+    std::int64_t blocks = -1;
+    SharedHandle handles[kMostBlocks] = {};
+  };
+  // A round's message: where the edge rows of iterate t are.
   struct Offer {
     std::int64_t t = 0;
+    std::int64_t block = 0;
+    std::uint64_t offset = 0;
     std::uint64_t pitch = 0;
-    SharedRows rows;
   };
-  static constexpr std::int64_t kSetUp = -1;
-  static constexpr std::int64_t kCannotShare = -2;
-  static constexpr std::int64_t kSetUpOffers = 3;
 
-  void send(const Offer& offer);
-  Offer receive();
-  // The neighbour's allocation `handle` in this process, opened at its first sight.
-  char* opened(const SharedRows& rows);
+  // Our allocations' handles; throws Error where they cannot be shared.
+  SetUp shared() const;
+  void wait(Message& message, const std::string& doing) const;
   std::string what(const std::string& doing) const;
 
   Processes& processes_;
@@ -76,16 +78,14 @@ class IpcLink {
   std::size_t line_bytes_;
   const std::atomic<bool>& abort_;
   double limit_s_;
-  int tag_out_;
-  int tag_in_;
   Offer out_;
   Offer in_;
   std::unique_ptr<RepeatedMessage> sending_;    // from out_
   std::unique_ptr<RepeatedMessage> receiving_;  // into in_
-  std::vector<std::pair<const void*, SharedRows>> shared_;  // our rows shared, by address
-  std::vector<std::pair<SharedRows, char*>> open_;          // the neighbour's allocations opened here
-  char released_byte_ = 0;
-  std::unique_ptr<Message> released_out_;  // the word that the neighbour's memory is closed here
+  std::vector<const void*> ours_;  // HaloRows::edge_memory, as shared
+  std::vector<char*> theirs_;      // the neighbour's allocations, open here, by its block number
+  char released_ = 0;
+  std::unique_ptr<Message> releasing_;  // the word that the neighbour's memory is closed here
 };
 
 }  // namespace hetstencil

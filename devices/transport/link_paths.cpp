@@ -40,17 +40,27 @@ LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, b
   return cuda_aware && option != GpuTransport::Nccl ? LinkPath::CudaAwareMpi : LinkPath::HostStaging;
 }
 
+namespace {
+
+// An id in a line of words: "-" for none.
+std::string word(const std::string& id) { return id.empty() ? "-" : id; }
+std::string id_of(const std::string& word) { return word == "-" ? "" : word; }
+
+}  // namespace
+
 std::string to_text(const ProcessBoundary& b) {
   return std::to_string(b.top_gpu) + " " + std::to_string(b.bottom_gpu) + " " + std::to_string(b.cuda_aware) + " " +
-         std::to_string(b.top_index) + " " + std::to_string(b.bottom_index) + " " + b.node;
+         word(b.top_id) + " " + word(b.bottom_id) + " " + b.node;
 }
 
 ProcessBoundary boundary_from_text(const std::string& text) {
   ProcessBoundary b;
   std::istringstream in(text);
-  if (!(in >> b.top_gpu >> b.bottom_gpu >> b.cuda_aware >> b.top_index >> b.bottom_index)) {
+  if (!(in >> b.top_gpu >> b.bottom_gpu >> b.cuda_aware >> b.top_id >> b.bottom_id)) {
     HETSTENCIL_THROW(Error, "a process described its boundary devices as '" + text + "'");
   }
+  b.top_id = id_of(b.top_id);
+  b.bottom_id = id_of(b.bottom_id);
   std::getline(in >> std::ws, b.node);
   return b;
 }
@@ -61,7 +71,7 @@ std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<P
   for (std::size_t r = 0; r + 1 < processes.size(); ++r) {
     const ProcessBoundary& upper = processes[r];
     const ProcessBoundary& lower = processes[r + 1];
-    const bool one_gpu = upper.node == lower.node && upper.bottom_index == lower.top_index;
+    const bool one_gpu = upper.node == lower.node && !upper.bottom_id.empty() && upper.bottom_id == lower.top_id;
     paths.push_back(choose_link_path(option, upper.bottom_gpu, lower.top_gpu && !one_gpu, with_nccl,
                                      upper.cuda_aware && lower.cuda_aware, upper.node == lower.node));
   }

@@ -34,14 +34,15 @@ LinkPath choose_link_path(GpuTransport option, bool upper_gpu, bool lower_gpu, b
                           bool one_node);
 
 /// What a process tells the others about the devices at its boundaries:
-/// whether its first and last are GPUs, which (node and CUDA device), and
-/// whether its MPI is CUDA-aware.
+/// whether its first and last are GPUs, which (node and PCI bus id, which
+/// name a GPU whatever devices each process sees), and whether its MPI is
+/// CUDA-aware.
 struct ProcessBoundary {
   bool top_gpu = false;
   bool bottom_gpu = false;
   bool cuda_aware = false;
-  int top_index = -1;     ///< the CUDA device of its first device, if a GPU
-  int bottom_index = -1;  ///< of its last
+  std::string top_id;     ///< the PCI bus id of its first device, if a GPU
+  std::string bottom_id;  ///< of its last
   std::string node;       ///< its host's name
 };
 
@@ -50,8 +51,8 @@ std::string to_text(const ProcessBoundary& boundary);
 ProcessBoundary boundary_from_text(const std::string& text);
 
 /// Element r: the path between processes r and r + 1 (`processes` by rank).
-/// Two processes sharing one GPU at their boundary (same node, same CUDA
-/// device) stage through host memory. A CUDA IPC link is a candidate: the
+/// Two processes sharing one GPU at their boundary (same node, same PCI bus
+/// id) stage through host memory. A CUDA IPC link is a candidate: the
 /// transport opens it, and one that cannot be opened takes
 /// choose_link_path's path between nodes.
 std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<ProcessBoundary>& processes,

@@ -397,8 +397,8 @@ void ProcessTransport::choose_paths() {
   mine.top_gpu = top.has_value();
   mine.bottom_gpu = bottom.has_value();
   mine.cuda_aware = links_.processes->cuda_aware();
-  mine.top_index = top ? top->gpu : -1;
-  mine.bottom_index = bottom ? bottom->gpu : -1;
+  mine.top_id = top ? top->pci_bus_id : "";
+  mine.bottom_id = bottom ? bottom->pci_bus_id : "";
   mine.node = node_name();
   std::vector<ProcessBoundary> all;
   for (const std::string& text : links_.processes->all_gather(to_text(mine))) all.push_back(boundary_from_text(text));
@@ -439,7 +439,7 @@ void ProcessTransport::open_ipc_links(const std::vector<ProcessBoundary>& all) {
     const std::string above = every[r].substr(every[r].find(kApart) + 1);   // rank r's bottom end
     const std::string below = every[r + 1].substr(0, every[r + 1].find(kApart));  // rank r + 1's top end
     if (above.empty() && below.empty()) continue;
-    const std::string why = above.empty() ? below : above;
+    const std::string why = above.empty() ? below : below.empty() ? above : above + "; " + below;
     if (links_.gpu_transport == GpuTransport::Ipc) {
       HETSTENCIL_THROW(InvalidArgument, "the GPU transport ipc was asked for, but " + why);
     }

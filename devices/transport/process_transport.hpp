@@ -1,11 +1,11 @@
 // The transport of one process's part of a solve over several: its devices
 // talk through the shared-memory transport, and its first and last devices
-// exchange edge rows with the neighbouring processes: GPU to GPU through CUDA
-// IPC on one node, NCCL or a CUDA-aware MPI where both ends are GPUs
-// (link_paths.hpp), else by
-// messages staged in host memory (a GPU's rows go through its mover's host
-// copies), sent and received with persistent requests, since every round
-// moves the same buffers.
+// exchange edge rows with the neighbouring processes. Where both ends are GPUs
+// the rows go GPU to GPU (link_paths.hpp): through memory each opens of the
+// other's on one node (CUDA IPC, ipc_link.hpp), through NCCL or a CUDA-aware
+// MPI between nodes. Otherwise they go by messages staged in host memory (a
+// GPU's rows through its mover's host copies), sent and received with
+// persistent requests, since every round moves the same buffers.
 // Residual checks gather the nodes of the residual's tree that each process's
 // rows cover, so that all find the same root.
 #pragma once
@@ -25,7 +25,8 @@ namespace hetstencil {
 class ProcessTransport final : public Transport {
  public:
   /// `halos` and `rows`: this process's devices, in row order. Collective
-  /// over the processes where NCCL may carry a link (it asks which ends are GPUs).
+  /// over the processes where GPU memory may cross a link (gpu_links_built:
+  /// it asks which ends are GPUs, and opens the CUDA IPC links).
   ProcessTransport(std::vector<HaloRows*> halos, std::vector<RowRange> rows, const StencilJob& job, double h,
                    int spins, ProcessLinks links);
   ~ProcessTransport() override;

@@ -26,7 +26,7 @@ enum class GpuTransport {
   Auto,  ///< CUDA IPC on one node where it opens, else NCCL where this build has it, else through host memory
   Nccl,  ///< NCCL, GPU to GPU (a build without NCCL refuses it)
   Host,  ///< through host memory: copies to pinned memory and MPI messages
-  Ipc    ///< CUDA IPC on one node (refused where it cannot be opened), between nodes as Auto
+  Ipc    ///< CUDA IPC on one node (where it cannot be opened the job ends, saying why), between nodes as Auto
 };
 
 /// Thread safety: a value, safe to copy across threads.

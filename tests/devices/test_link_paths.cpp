@@ -55,12 +55,14 @@ TEST(LinkPaths, AGpuBesideACpuDeviceOfAnotherProcessKeepsHostStaging) {
   }
 }
 
+// GPUs by their number on the node (-1: a CPU device).
 ProcessBoundary gpus(int top, int bottom, const std::string& node, bool cuda_aware = false) {
+  const auto bus = [](int gpu) { return gpu < 0 ? std::string() : "0000:" + std::to_string(16 + gpu) + ":00.0"; };
   ProcessBoundary b;
   b.top_gpu = top >= 0;
   b.bottom_gpu = bottom >= 0;
-  b.top_index = top;
-  b.bottom_index = bottom;
+  b.top_id = bus(top);
+  b.bottom_id = bus(bottom);
   b.node = node;
   b.cuda_aware = cuda_aware;
   return b;
@@ -72,8 +74,8 @@ TEST(LinkPaths, ABoundaryCrossesToTheOtherProcessesAsTextAndBack) {
   EXPECT_EQ(got.top_gpu, true);
   EXPECT_EQ(got.bottom_gpu, false);
   EXPECT_EQ(got.cuda_aware, true);
-  EXPECT_EQ(got.top_index, 2);
-  EXPECT_EQ(got.bottom_index, -1);
+  EXPECT_EQ(got.top_id, sent.top_id);
+  EXPECT_EQ(got.bottom_id, "");
   EXPECT_EQ(got.node, "node-7.cluster");
   EXPECT_THROW(boundary_from_text("garbled"), Error);
 }
