@@ -235,6 +235,21 @@ ProfileModel::ProfileModel(const RuntimeOptions& machine, const std::string& pro
   }
 }
 
+namespace {
+
+// The values each of `devices` sweeps `problem` with where the profile tuned
+// them: its prediction is for those values.
+void note_tuned(const Profile& named, const Problem& problem, const std::vector<std::string>& devices, Prediction& p) {
+  for (const std::string& name : devices) {
+    const Tuning values = tuned_values(named, name, problem.stencil, problem.precision);
+    if (!values.empty()) {
+      p.notes.push_back(name + " sweeps with " + tuning_text(values) + " (tuned in the profile: hetstencil profile show)");
+    }
+  }
+}
+
+}  // namespace
+
 ProfileModel::~ProfileModel() = default;
 ProfileModel::ProfileModel(ProfileModel&&) noexcept = default;
 ProfileModel& ProfileModel::operator=(ProfileModel&&) noexcept = default;
@@ -269,6 +284,9 @@ Plan ProfileModel::plan(const Problem& problem, const VariantChoice& variant) co
   }
   plan.origin = "planned from " + m.path + (model.estimated.empty() ? "" : " (" + model.estimated + ")");
   if (!model.estimated.empty()) plan.prediction->notes.push_back(model.estimated);
+  std::vector<std::string> used;
+  for (const auto& part : plan.parts) used.push_back(m.devices[part.device].name);
+  note_tuned(m.profile, problem, used, *plan.prediction);
   return plan;
 }
 
@@ -286,6 +304,11 @@ Prediction ProfileModel::predict(const Problem& problem, const std::vector<std::
   }
   Prediction p = hetstencil::predict(model.profile, planned, model.units.precision, model.units.nx, problem.stop, variant);
   if (!model.estimated.empty()) p.notes.push_back(model.estimated);
+  std::vector<std::string> used;
+  for (const PlannedDevice& d : planned) {
+    if (d.rows > 0) used.push_back(d.name);
+  }
+  note_tuned(m.profile, problem, used, p);
   return p;
 }
 

@@ -105,6 +105,31 @@ TEST(CliPlan, PredictIsForTheProfilesMachine) {
                  {"profile has no device 'gpu12' (it has: cpu0, cpu1, gpu0"});
 }
 
+// A device the profile tuned for the problem's stencil and precision: plan and
+// predict say what it sweeps with; one without rows, or tuned for another
+// precision, is not named.
+TEST(CliPlan, PlanAndPredictNameTheTunedValuesOfTheDevicesWithRows) {
+  nlohmann::json profile = nlohmann::json::parse(test::read_all(kEightGpus));
+  const auto tuned_entry = [](int threads) {
+    return nlohmann::json{{"values", {{"threads", threads}}}, {"default_s", 2e-3}, {"tuned_s", 1e-3}};
+  };
+  profile["devices"]["cpu0"]["tuned"]["poisson5/double"] = tuned_entry(7);
+  profile["devices"]["cpu1"]["tuned"]["poisson5/float"] = tuned_entry(5);
+  const fs::path tuned = test_folder() / "tuned.json";
+  std::ofstream(tuned) << profile.dump(2);
+  const std::string problem = " --profile " + tuned.string() + " --nx 16384 --ny 1000 --precision double";
+  const CliRun predict = run_cli("predict" + problem + " --devices cpu0,cpu1,gpu0 --rows 100,100,800");
+  ASSERT_EQ(predict.exit_code, 0) << predict.err;
+  EXPECT_NE(predict.out.find("note: cpu0 sweeps with threads=7 (tuned in the profile"), std::string::npos) << predict.out;
+  EXPECT_EQ(predict.out.find("cpu1 sweeps with"), std::string::npos) << predict.out;
+  const CliRun without = run_cli("predict" + problem + " --devices cpu0,cpu1,gpu0 --rows 0,100,900");
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_EQ(without.out.find("sweeps with"), std::string::npos) << without.out;
+  const CliRun plan = run_cli("plan" + problem + " --devices cpu0");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("note: cpu0 sweeps with threads=7"), std::string::npos) << plan.out;
+}
+
 TEST(CliPlan, RowCountsAreCheckedAndZeroLeavesADeviceOut) {
   const std::string two_cpus = " --profile " + kEightGpus + " --nx 16384 --ny 100 --devices cpu0,cpu1";
   expect_refused("predict --rows 105,-5" + two_cpus, {"--rows", "-5", "0 to 1073741824"});
