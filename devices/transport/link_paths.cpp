@@ -78,6 +78,20 @@ std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<P
   return paths;
 }
 
+std::vector<LinkPath> paths_after_opening(GpuTransport option, std::vector<LinkPath> paths,
+                                          const std::vector<std::string>& why,
+                                          const std::vector<ProcessBoundary>& processes, bool with_nccl) {
+  for (std::size_t r = 0; r < paths.size(); ++r) {
+    if (paths[r] != LinkPath::CudaIpc || why[r].empty()) continue;
+    if (option == GpuTransport::Ipc) {
+      HETSTENCIL_THROW(InvalidArgument, "the GPU transport ipc was asked for, but " + why[r]);
+    }
+    paths[r] = choose_link_path(option, true, true, with_nccl, processes[r].cuda_aware && processes[r + 1].cuda_aware,
+                                false);
+  }
+  return paths;
+}
+
 std::string describe_link_paths(const std::vector<LinkPath>& paths) {
   std::string text;
   for (std::size_t r = 0; r < paths.size(); ++r) {

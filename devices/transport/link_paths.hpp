@@ -58,6 +58,14 @@ ProcessBoundary boundary_from_text(const std::string& text);
 std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<ProcessBoundary>& processes,
                                         bool with_nccl);
 
+/// The paths once the CUDA IPC links among `paths` have been opened: `why[r]`
+/// says why link r's memory could not be opened at one end or both ("" where
+/// it was). Such a link takes choose_link_path's path between nodes; under
+/// GpuTransport::Ipc, InvalidArgument names why instead.
+std::vector<LinkPath> paths_after_opening(GpuTransport option, std::vector<LinkPath> paths,
+                                          const std::vector<std::string>& why,
+                                          const std::vector<ProcessBoundary>& processes, bool with_nccl);
+
 /// "r0-r1 nccl, r1-r2 host staging": element r is the link between ranks r and r + 1.
 std::string describe_link_paths(const std::vector<LinkPath>& paths);
 

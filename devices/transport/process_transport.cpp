@@ -434,21 +434,20 @@ void ProcessTransport::open_ipc_links(const std::vector<ProcessBoundary>& all) {
   }
   constexpr char kApart = '\x1f';
   const std::vector<std::string> every = processes.all_gather(failures[0] + kApart + failures[1]);
+  std::vector<std::string> why(paths_.size());
   for (std::size_t r = 0; r < paths_.size(); ++r) {
-    if (paths_[r] != LinkPath::CudaIpc) continue;
-    const std::string above = every[r].substr(every[r].find(kApart) + 1);   // rank r's bottom end
+    const std::string above = every[r].substr(every[r].find(kApart) + 1);         // rank r's bottom end
     const std::string below = every[r + 1].substr(0, every[r + 1].find(kApart));  // rank r + 1's top end
-    if (above.empty() && below.empty()) continue;
-    const std::string why = above.empty() ? below : below.empty() ? above : above + "; " + below;
-    if (links_.gpu_transport == GpuTransport::Ipc) {
-      HETSTENCIL_THROW(InvalidArgument, "the GPU transport ipc was asked for, but " + why);
-    }
-    paths_[r] = choose_link_path(links_.gpu_transport, true, true, nccl_built(),
-                                 all[r].cuda_aware && all[r + 1].cuda_aware, false);
-    if (me == 0) log::warn("r{}-r{}: {}: {} carries the link", r, r + 1, why, to_string(paths_[r]));
+    why[r] = above.empty() ? below : below.empty() ? above : above + "; " + below;
+  }
+  const std::vector<LinkPath> opened = paths_after_opening(links_.gpu_transport, paths_, why, all, nccl_built());
+  for (std::size_t r = 0; r < paths_.size(); ++r) {
+    if (opened[r] == paths_[r]) continue;
+    if (me == 0) log::warn("r{}-r{}: {}: {} carries the link", r, r + 1, why[r], to_string(opened[r]));
     if (static_cast<int>(r) == me - 1) ipc_[0].reset();
     if (static_cast<int>(r) == me) ipc_[1].reset();
   }
+  paths_ = opened;
 }
 
 // Each end closes the neighbour's memory and says so before it waits for the

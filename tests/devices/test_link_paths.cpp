@@ -103,6 +103,28 @@ TEST(LinkPaths, EachLinkTakesThePathItsOwnEndsAllow) {
   EXPECT_TRUE(choose_link_paths(GpuTransport::Auto, {gpus(0, 0, "a")}, true).empty());
 }
 
+TEST(LinkPaths, ACudaIpcLinkThatDidNotOpenTakesThePathBetweenNodes) {
+  const std::vector<ProcessBoundary> node{gpus(0, 0, "a", true), gpus(1, 1, "a", true), gpus(2, 2, "a", false)};
+  const std::vector<LinkPath> ipc(2, LinkPath::CudaIpc);
+  const std::vector<std::string> second_failed{"", "rank 2: cannot open"};
+  EXPECT_EQ(paths_after_opening(GpuTransport::Auto, ipc, second_failed, node, true),
+            (std::vector<LinkPath>{LinkPath::CudaIpc, LinkPath::Nccl}));
+  EXPECT_EQ(paths_after_opening(GpuTransport::Auto, ipc, second_failed, node, false),
+            (std::vector<LinkPath>{LinkPath::CudaIpc, LinkPath::HostStaging}));  // rank 2's MPI is not CUDA-aware
+  const std::vector<std::string> first_failed{"rank 0: cannot open", ""};
+  EXPECT_EQ(paths_after_opening(GpuTransport::Auto, ipc, first_failed, node, false),
+            (std::vector<LinkPath>{LinkPath::CudaAwareMpi, LinkPath::CudaIpc}));
+  EXPECT_EQ(paths_after_opening(GpuTransport::Ipc, ipc, {"", ""}, node, true), ipc);
+  try {
+    paths_after_opening(GpuTransport::Ipc, ipc, second_failed, node, true);
+    ADD_FAILURE() << "a link that did not open was taken under the option ipc";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("the GPU transport ipc was asked for, but rank 2: cannot open"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(LinkPaths, ReportsNameEachLinkByTheRanksItJoins) {
   EXPECT_EQ(describe_link_paths({LinkPath::Nccl, LinkPath::HostStaging, LinkPath::CudaAwareMpi, LinkPath::CudaIpc}),
             "r0-r1 nccl, r1-r2 host staging, r2-r3 cuda-aware mpi, r3-r4 cuda ipc");
