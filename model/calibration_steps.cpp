@@ -1,0 +1,63 @@
+#include "model/calibration_steps.hpp"
+
+#include <algorithm>
+
+#include "devices/sync.hpp"
+#include "model/tune.hpp"
+
+namespace hetstencil {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+DeviceProfile& entry_of(Profile& profile, const DeviceInfo& info) {
+  DeviceProfile& d = profile.devices[device_key(info)];
+  d.name = info.name;
+  return d;
+}
+
+std::unique_ptr<Device> device_for(const Topology& topology, const DeviceSpec& spec) {
+  return make_device(spec, spin_limit_for(spec.info.threads, topology.hardware_threads()));
+}
+
+Tuning tuning_of(const CalibrationOptions& o, const Device& device, const StencilJob& job) {
+  const std::string& name = device.info().name;
+  return usable_tuning(name, device.tunables(job), tuned_values(o.tuned, name, job.stencil, job.precision));
+}
+
+StencilJob timing_job(const CalibrationOptions& o, Precision precision, std::int64_t units) {
+  StencilJob job;
+  job.precision = precision;
+  job.nx = o.nx;
+  job.stencil = o.stencil;
+  job.poisson5 = is_poisson5(o.stencil);
+  const bool planes = o.stencil.dimension == 3;
+  job.ny = planes ? o.ny : units;
+  job.nz = planes ? units : 0;
+  return job;
+}
+
+Problem problem_of(const CalibrationOptions& o, Precision precision) {
+  Problem p;
+  p.stencil = o.stencil;
+  p.precision = precision;
+  p.nx = o.nx;
+  p.ny = o.stencil.dimension == 3 ? o.ny : o.nx;
+  p.nz = o.stencil.dimension == 3 ? 1 : 0;
+  return p;
+}
+
+std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::int64_t>& extra) {
+  std::vector<std::int64_t> rows;
+  for (std::int64_t r = 4; r < most; r *= 2) rows.push_back(r);
+  rows.push_back(most);
+  for (std::int64_t r : extra) {
+    if (r >= 1 && r < most) rows.push_back(r);
+  }
+  std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());
+  return rows;
+}
+
+}  // namespace hetstencil
