@@ -5,10 +5,7 @@
 #include <memory>
 #include <optional>
 
-#include <spdlog/fmt/fmt.h>
-
 #include "core/log.hpp"
-#include "devices/backend.hpp"
 #include "devices/slab_memory.hpp"
 #include "devices/sync.hpp"
 #include "hetstencil/error.hpp"
@@ -174,7 +171,7 @@ void say_if_crowded(const HostLoad& load) {
 
 Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& devices,
                       const CalibrationOptions& options, Profile profile) {
-  CalibrationOptions o = options;  // its tuned teams: size_teams
+  CalibrationOptions o = options;  // its tuned teams: sized_cpu_curves (cpu_curves.hpp)
   if (!o.time_solve) HETSTENCIL_THROW(InvalidArgument, "calibration needs a solve timer (CalibrationOptions::time_solve)");
   Budget budget(o.budget_s);
   const HostLoad load;
@@ -331,4 +328,3 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
 }
 
 }  // namespace hetstencil
-

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "devices/backend.hpp"
 #include "devices/sync.hpp"
 #include "model/tune.hpp"
 

@@ -10,7 +10,8 @@
 #include <vector>
 
 #include "core/log.hpp"
-#include "devices/backend.hpp"
+#include "devices/device.hpp"
+#include "devices/device_map.hpp"
 #include "model/calibrate.hpp"
 
 namespace hetstencil {

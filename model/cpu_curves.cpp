@@ -21,8 +21,8 @@
 namespace hetstencil {
 namespace {
 
-// A point's sweeps: 20 ms' worth at least, over four passes (cpu_curves), after
-// each run's settling sweeps (settling_sweeps).
+// A point's sweeps: about 20 ms' worth (at most 101) over four passes
+// (cpu_curves), after each run's settling sweeps (settling_sweeps).
 constexpr double kCpuPointSeconds = 0.02;
 constexpr int kCpuPasses = 4;
 constexpr int kRestRepetitions = 2;  // a pass, at each point, for each device's rest curve

@@ -81,6 +81,9 @@ std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<P
 std::vector<LinkPath> paths_after_opening(GpuTransport option, std::vector<LinkPath> paths,
                                           const std::vector<std::string>& why,
                                           const std::vector<ProcessBoundary>& processes, bool with_nccl) {
+  if (why.size() != paths.size() || processes.size() != paths.size() + 1) {
+    HETSTENCIL_THROW(Error, "the CUDA IPC links' outcomes do not match the processes");
+  }
   for (std::size_t r = 0; r < paths.size(); ++r) {
     if (paths[r] != LinkPath::CudaIpc || why[r].empty()) continue;
     if (option == GpuTransport::Ipc) {
