@@ -27,7 +27,9 @@ IpcLink::IpcLink(Processes& processes, int peer, Side side, HaloRows& halo, std:
       abort_(abort),
       limit_s_(limit_s),
       sending_(processes.repeated_send(peer, side == Side::Top ? kOfferUp : kOfferDown, &out_, sizeof out_)),
-      receiving_(processes.repeated_receive(peer, side == Side::Top ? kOfferDown : kOfferUp, &in_, sizeof in_)) {}
+      receiving_(processes.repeated_receive(peer, side == Side::Top ? kOfferDown : kOfferUp, &in_, sizeof in_)),
+      offer_sent_(what("delivery of an offer of edge rows to")),
+      offer_come_(what("word of edge rows from")) {}
 
 IpcLink::~IpcLink() {
   for (char* base : theirs_) {
@@ -44,8 +46,8 @@ std::string IpcLink::what(const std::string& doing) const {
          " (CUDA IPC)";
 }
 
-void IpcLink::wait(Message& message, const std::string& doing) const {
-  wait_for(message, abort_, what(doing), limit_s_);
+void IpcLink::wait(Message& message, const std::string& waiting_for) const {
+  wait_for(message, abort_, waiting_for, limit_s_);
 }
 
 IpcLink::SetUp IpcLink::shared() const {
@@ -76,8 +78,8 @@ std::string IpcLink::open() {
   SetUp theirs;
   const std::unique_ptr<Message> in = processes_.receive(peer_, kSetUpTag, &theirs, sizeof theirs);
   const std::unique_ptr<Message> out = processes_.send(peer_, kSetUpTag, &mine, sizeof mine);
-  wait(*in, "the handles of the GPU memory of");
-  wait(*out, "delivery of the handles of its GPU memory to");
+  wait(*in, what("the handles of the GPU memory of"));
+  wait(*out, what("delivery of the handles of its GPU memory to"));
   if (!failure.empty()) return failure;
   if (theirs.blocks < 0 || theirs.blocks > static_cast<std::int64_t>(kMostBlocks)) {
     return what("no GPU memory shared by");
@@ -104,7 +106,7 @@ void IpcLink::offer(std::int64_t t) {
     }
   }
   if (block < 0) HETSTENCIL_THROW(Error, what("edge rows outside the GPU memory shared with"));
-  wait(*sending_, "delivery of an offer of edge rows to");
+  wait(*sending_, offer_sent_);
   out_.t = t;
   out_.block = block;
   out_.offset = static_cast<std::uint64_t>(rows - static_cast<const char*>(ours_[static_cast<std::size_t>(block)]));
@@ -114,7 +116,7 @@ void IpcLink::offer(std::int64_t t) {
 
 void IpcLink::take(std::int64_t t, std::int64_t units) {
   receiving_->start();
-  wait(*receiving_, "word of edge rows from");
+  wait(*receiving_, offer_come_);
   if (in_.t != t || in_.block < 0 || in_.block >= static_cast<std::int64_t>(theirs_.size())) {
     HETSTENCIL_THROW(Error, what("edge rows of iterate " + std::to_string(in_.t) + " in block " +
                                  std::to_string(in_.block) + " where iterate " + std::to_string(t) +
@@ -135,9 +137,9 @@ void IpcLink::release() {
 void IpcLink::wait_released() {
   char word = 0;
   const std::unique_ptr<Message> released = processes_.receive(peer_, kReleased, &word, 1);
-  wait(*released, "word that our GPU memory is closed from");
-  wait(*releasing_, "delivery of the word that its GPU memory is closed to");
-  wait(*sending_, "delivery of an offer of edge rows to");
+  wait(*released, what("word that our GPU memory is closed from"));
+  wait(*releasing_, what("delivery of the word that its GPU memory is closed to"));
+  wait(*sending_, offer_sent_);
 }
 
 }  // namespace hetstencil

@@ -67,7 +67,8 @@ class IpcLink {
 
   // Our allocations' handles; throws Error where they cannot be shared.
   SetUp shared() const;
-  void wait(Message& message, const std::string& doing) const;
+  // wait_for, its message saying what was waited for (what()).
+  void wait(Message& message, const std::string& waiting_for) const;
   std::string what(const std::string& doing) const;
 
   Processes& processes_;
@@ -82,6 +83,9 @@ class IpcLink {
   Offer in_;
   std::unique_ptr<RepeatedMessage> sending_;    // from out_
   std::unique_ptr<RepeatedMessage> receiving_;  // into in_
+  // What a round's waits say where they last (made once: a round runs every iteration).
+  std::string offer_sent_;
+  std::string offer_come_;
   std::vector<const void*> ours_;  // HaloRows::edge_memory, as shared
   std::vector<char*> theirs_;      // the neighbour's allocations, open here, by its block number
   char released_ = 0;

@@ -60,8 +60,9 @@ std::vector<LinkPath> choose_link_paths(GpuTransport option, const std::vector<P
 
 /// The paths once the CUDA IPC links among `paths` have been opened: `why[r]`
 /// says why link r's memory could not be opened at one end or both ("" where
-/// it was); `why` has an element a link, `processes` one more. Such a link takes choose_link_path's path between nodes; under
-/// GpuTransport::Ipc, InvalidArgument names why instead.
+/// it opened); `why` has an element a link, `processes` one more. Such a link
+/// takes choose_link_path's path between nodes; under GpuTransport::Ipc,
+/// InvalidArgument names why.
 std::vector<LinkPath> paths_after_opening(GpuTransport option, std::vector<LinkPath> paths,
                                           const std::vector<std::string>& why,
                                           const std::vector<ProcessBoundary>& processes, bool with_nccl);
