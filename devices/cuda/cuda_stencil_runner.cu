@@ -24,7 +24,7 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // The slab holds whole units (rows in 2-D, planes in 3-D) in the layout of
-// cuda::StencilSlab (3-D lines a pitch apart): unit s of a buffer (0-based,
+// cuda::StencilSlab (lines a pitch apart): unit s of a buffer (0-based,
 // ghost units included) is the grid's unit base_unit_ + s. Iterate t lives in
 // buffers_[t % 2]. Edge and ghost units travel as lines (StencilJob::unit_lines)
 // in that layout; their host copies are dense, as the grid.

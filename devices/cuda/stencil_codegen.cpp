@@ -15,15 +15,28 @@
 namespace hetstencil::cuda {
 namespace {
 
-// A value a thread reads in a unit: that of its cell `column` (cells of a
-// thread are 32 apart along x), dx further along the line, `row` lines from its
-// first line (3-D; always 0 in 2-D, where a unit is one row).
+// A value a thread reads in a unit: `dx` cells along the line from the first
+// cell of its group `column` (a group is `vector` cells side by side, groups
+// 32 x vector cells apart), `row` lines from its first line (3-D; always 0 in
+// 2-D, where a unit is one row).
 struct Position {
   int column = 0;
   int dx = 0;
   int row = 0;
   bool operator<(const Position& o) const {
     return std::tie(column, dx, row) < std::tie(o.column, o.dx, o.row);
+  }
+};
+
+// What one load brings into a thread's registers: a group's `vector` cells of
+// a line as one aligned vector (`whole`, dx 0), or one value beside them.
+struct Load {
+  int column = 0;
+  int row = 0;
+  int dx = 0;
+  bool whole = false;
+  bool operator<(const Load& o) const {
+    return std::tie(column, row, dx, whole) < std::tie(o.column, o.row, o.dx, o.whole);
   }
 };
 
@@ -101,14 +114,44 @@ std::vector<Term> terms_of(const Stencil& stencil) {
 
 const char* type_of(Precision precision) { return precision == Precision::Float ? "float" : "double"; }
 
-// The types and the quotient.
-void open_kernel(Source& s, const Stencil& stencil, Precision precision, const SweepShape& shape, const char* how) {
+// The device functions that load and store a group of `vector` values of T
+// as aligned vectors of at most 16 bytes: cells_load(q, c0, ...), and
+// cells_store(q, c0, ...).
+std::string vector_source(Precision precision, int vector) {
+  const bool single = precision == Precision::Float;
+  // The vectors of 16 bytes or less a group is made of, and their fields.
+  const int per_vector = std::min(vector, single ? 4 : 2);
+  const std::string type = fmt::format("{}{}", single ? "float" : "double", per_vector);
+  const char* fields = "xyzw";
+  std::string values, refs, load, store;
+  for (int i = 0; i < vector; ++i) {
+    values += fmt::format("{}T c{}", i == 0 ? "" : ", ", i);
+    refs += fmt::format("{}T& c{}", i == 0 ? "" : ", ", i);
+  }
+  for (int v = 0; v < vector / per_vector; ++v) {
+    load += fmt::format("  const {0} w{1} = __ldg(reinterpret_cast<const {0}*>(q) + {1});\n", type, v);
+    std::string made;
+    for (int f = 0; f < per_vector; ++f) {
+      load += fmt::format("  c{} = w{}.{};\n", v * per_vector + f, v, fields[f]);
+      made += fmt::format("{}c{}", f == 0 ? "" : ", ", v * per_vector + f);
+    }
+    store += fmt::format("  reinterpret_cast<{0}*>(q)[{1}] = make_{0}({2});\n", type, v, made);
+  }
+  return fmt::format("__device__ __forceinline__ void cells_load(const T* q, {}) {{\n{}}}\n"
+                     "__device__ __forceinline__ void cells_store(T* q, {}) {{\n{}}}\n",
+                     refs, load, values, store);
+}
+
+// The types, the quotient, and the vectors a group of cells is loaded and stored as.
+void open_kernel(Source& s, const Stencil& stencil, Precision precision, const SweepShape& shape, const char* how,
+                 int vector) {
   const int lines = stencil.dimension == 3 ? shape.lines : 1;
-  s.line(fmt::format("// hetstencil: the sweep of the stencil '{}' in {} ({}): {} warps, {} columns and {} lines a thread",
-                     stencil.name, type_of(precision), how, shape.warps, shape.columns, lines));
+  s.line(fmt::format("// hetstencil: the sweep of the stencil '{}' in {} ({}): {} warps, {} columns of {} cells and {} lines a thread",
+                     stencil.name, type_of(precision), how, shape.warps, shape.columns, vector, lines));
   s.line(fmt::format("typedef {} T;", type_of(precision)));
   s.line("typedef long long i64;");
   s.add(precision == Precision::Float ? quotient_source<float>(stencil.diagonal) : quotient_source<double>(stencil.diagonal));
+  if (vector > 1) s.add(vector_source(precision, vector));
 }
 
 // The entry point up to its opening brace, and the slab's sizes as constants
@@ -125,65 +168,103 @@ void open_entry(Source& s, const SweepShape& shape, const SweepLayout* fixed) {
                      fixed->cols, fixed->unit_values, fixed->depth));
 }
 
-// One step's update of a thread's cells (column k, line c): the terms in the
-// description's order, each read by `value`, plus the source, divided by the
+// A cell a thread updates in a step: cell i of its group k (column) on line c.
+struct Cell {
+  int k = 0;
+  int i = 0;
+  int c = 0;
+  std::string name() const { return fmt::format("{}_{}_{}", k, i, c); }
+};
+
+// One step's update of a thread's cells: the terms in the description's
+// order, each read by `value`, plus the source (`source`), divided by the
 // diagonal (once more for all cells where a quotient fell outside its range),
-// stored where `keep` says; `cell` is the cell's index in the slab.
-void update_cells(Source& s, const Stencil& stencil, const std::vector<Term>& terms, Precision precision, int columns,
-                  int lines, const std::function<std::string(int k, int c, const Term& t)>& value,
-                  const std::function<std::string(int k, int c)>& cell, const std::function<std::string(int k, int c)>& keep) {
+// into o<name>; the caller stores them.
+void update_cells(Source& s, const Stencil& stencil, const std::vector<Term>& terms, Precision precision,
+                  const std::vector<Cell>& cells, const std::function<std::string(const Cell&, const Term& t)>& value,
+                  const std::function<std::string(const Cell&)>& source) {
   const char* type = type_of(precision);
   s.line("    bool slow = false;");
-  for (int k = 0; k < columns; ++k) {
-    for (int c = 0; c < lines; ++c) {
-      const std::string sum = fmt::format("s{}_{}", k, c);
-      for (std::size_t i = 0; i < terms.size(); ++i) {
-        const std::string product = literal(terms[i].weight, type) + " * " + value(k, c, terms[i]);
-        s.line(i == 0 ? fmt::format("    T {} = {};", sum, product) : fmt::format("    {0} = {0} + {1};", sum, product));
-      }
-      s.line(fmt::format("    const i64 cell{0}_{1} = {2};", k, c, cell(k, c)));
-      s.line(fmt::format("    const T a{0}_{1} = {2} + (sf ? __ldg(sf + cell{0}_{1}) : (cell{0}_{1} == spike ? (T)1 : (T)0));", k, c, sum));
-      s.line(fmt::format("    T o{0}_{1} = quotient(a{0}_{1}, slow);", k, c));
+  for (const Cell& cell : cells) {
+    const std::string sum = "s" + cell.name();
+    for (std::size_t i = 0; i < terms.size(); ++i) {
+      const std::string product = literal(terms[i].weight, type) + " * " + value(cell, terms[i]);
+      s.line(i == 0 ? fmt::format("    T {} = {};", sum, product) : fmt::format("    {0} = {0} + {1};", sum, product));
     }
+    s.line(fmt::format("    const T a{0} = {1} + {2};", cell.name(), sum, source(cell)));
+    s.line(fmt::format("    T o{0} = quotient(a{0}, slow);", cell.name()));
   }
   s.line("    if (slow) {");
-  for (int k = 0; k < columns; ++k) {
-    for (int c = 0; c < lines; ++c) s.line(fmt::format("      o{0}_{1} = a{0}_{1} / {2};", k, c, literal(stencil.diagonal, type)));
-  }
+  for (const Cell& cell : cells) s.line(fmt::format("      o{0} = a{0} / {1};", cell.name(), literal(stencil.diagonal, type)));
   s.line("    }");
-  for (int k = 0; k < columns; ++k) {
-    for (int c = 0; c < lines; ++c) s.line(fmt::format("    if ({2}) out[cell{0}_{1}] = o{0}_{1};", k, c, keep(k, c)));
-  }
 }
 
 // Every value a thread reads stays in its registers from its first use to
-// its last, passed from unit to unit as the march moves on.
+// its last, passed from unit to unit as the march moves on. A group's own
+// cells of a line come as one vector load, the values beside them one by one
+// (from L1: the neighbouring lanes loaded them).
 std::string register_sweep(const Stencil& stencil, Precision precision, const SweepShape& shape,
                            const SweepLayout* layout) {
   const bool three_d = stencil.dimension == 3;
   const int radius = stencil.radius();
   const int lines = three_d ? shape.lines : 1;
   const int columns = shape.columns;
+  const int vector = shape.vector;
+  const int group_stride = 32 * vector;  // cells from a group of a thread to its next
   const std::vector<Term> terms = terms_of(stencil);
-  std::map<Position, Reach> reach;
+  std::vector<Cell> cells;
   for (int k = 0; k < columns; ++k) {
     for (int c = 0; c < lines; ++c) {
-      for (const Term& t : terms) {
-        const int slot = t.march + radius;
-        auto [it, fresh] = reach.try_emplace(Position{k, t.dx, c + t.row}, Reach{slot, slot});
-        if (!fresh) {
-          it->second.lowest = std::min(it->second.lowest, slot);
-          it->second.highest = std::max(it->second.highest, slot);
-        }
+      for (int i = 0; i < vector; ++i) cells.push_back({k, i, c});
+    }
+  }
+  auto load_of = [&](const Position& p) {
+    const bool whole = vector > 1 && p.dx >= 0 && p.dx < vector;
+    return Load{p.column, p.row, whole ? 0 : p.dx, whole};
+  };
+  std::map<Load, Reach> reach;
+  for (const Cell& cell : cells) {
+    for (const Term& t : terms) {
+      const int slot = t.march + radius;
+      auto [it, fresh] = reach.try_emplace(load_of(Position{cell.k, cell.i + t.dx, cell.c + t.row}), Reach{slot, slot});
+      if (!fresh) {
+        it->second.lowest = std::min(it->second.lowest, slot);
+        it->second.highest = std::max(it->second.highest, slot);
       }
     }
   }
+  // The positions a load fills.
+  auto filled = [&](const Load& l) {
+    std::vector<Position> out;
+    if (!l.whole) return std::vector<Position>{{l.column, l.dx, l.row}};
+    for (int i = 0; i < vector; ++i) out.push_back({l.column, i, l.row});
+    return out;
+  };
+  auto address = [&](int march, const Load& l) {
+    return fmt::format("p + ({} * U + {} * C + {} + x{})", march, l.row, l.dx, l.column);
+  };
+  // Declares `names` (a load's positions) and loads them from unit `march`,
+  // or sets them to zero where `when` is false.
+  auto emit_load = [&](const std::string& indent, const Load& l, int march, const std::vector<std::string>& names,
+                       const std::string& when) {
+    if (!l.whole) {
+      const std::string loaded = fmt::format("__ldg({})", address(march, l));
+      return fmt::format("{}T {} = {};", indent, names[0], when.empty() ? loaded : when + " ? " + loaded + " : (T)0");
+    }
+    std::string declared, refs;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      declared += fmt::format("{}{} = 0", i == 0 ? "" : ", ", names[i]);
+      refs += ", " + names[i];
+    }
+    const std::string call = fmt::format("cells_load({}{});", address(march, l), refs);
+    return fmt::format("{}T {};\n{}{}", indent, declared, indent, when.empty() ? call : "if (" + when + ") " + call);
+  };
 
   Source s;
-  open_kernel(s, stencil, precision, shape, "registers");
+  open_kernel(s, stencil, precision, shape, "registers", vector);
   open_entry(s, shape, three_d ? layout : nullptr);
   if (three_d) {
-    s.line(fmt::format("  const i64 first = (i64)blockIdx.x * {} + threadIdx.x;", 32 * columns));
+    s.line(fmt::format("  const i64 first = (i64)blockIdx.x * {} + threadIdx.x * {};", group_stride * columns, vector));
     s.line(fmt::format("  i64 y = ((i64)blockIdx.y * {} + threadIdx.y) * {};", shape.warps, lines));
     s.line("  if (y >= lines) return;");
     // The last group of lines overlaps the one before it rather than reading
@@ -191,45 +272,94 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
     s.line(fmt::format("  if (y + {} > lines) y = lines - {};", lines, lines));
     s.line("  const i64 zb = unit_begin + (i64)blockIdx.z * units_per_block;");
   } else {
-    s.line(fmt::format("  const i64 first = ((i64)blockIdx.x * {} + threadIdx.y) * {} + threadIdx.x;", shape.warps, 32 * columns));
-    s.line("  if (first - (i64)threadIdx.x >= nx) return;");
+    s.line(fmt::format("  const i64 first = ((i64)blockIdx.x * {} + threadIdx.y) * {} + threadIdx.x * {};", shape.warps,
+                       group_stride * columns, vector));
+    s.line(fmt::format("  if (first - (i64)threadIdx.x * {} >= nx) return;", vector));
     s.line("  const i64 zb = unit_begin + (i64)blockIdx.y * units_per_block;");
   }
   s.line("  if (zb >= unit_end) return;");
   s.line("  const i64 ze = zb + units_per_block < unit_end ? zb + units_per_block : unit_end;");
-  // A cell past the line's end reads the line's last cell, so that the warp's
-  // loads stay in step, and stores nothing.
+  // A group past the line's end reads the line's last group, so that the
+  // warp's loads stay in step, and stores nothing; a group the end cuts
+  // stores its cells before it. The slab's lines have room for the values
+  // beside a last group (StencilSlab).
   for (int k = 0; k < columns; ++k) {
-    s.line(fmt::format("  const bool keep{0} = first + {1} < nx;", k, 32 * k));
-    s.line(fmt::format("  const i64 x{0} = keep{0} ? first + {1} : nx - 1;", k, 32 * k));
+    s.line(fmt::format("  const bool keep{0} = first + {1} < nx;", k, group_stride * k));
+    s.line(fmt::format("  const i64 x{0} = keep{0} ? first + {1} : (nx - 1) / {2} * {2};", k, group_stride * k, vector));
   }
   s.line(fmt::format("  i64 at = zb * unit_values + {}depth;", three_d ? "(depth + y) * cols + " : ""));
   s.line("  const T* p = in + at;");
   s.line("  const i64 U = unit_values, C = cols;");
-  auto load = [&](int march, const Position& pos) {
-    return fmt::format("__ldg(p + ({} * U + {} * C + {} + x{}))", march, pos.row, pos.dx, pos.column);
+  auto names_at = [&](int slot, const Load& l) {
+    std::vector<std::string> out;
+    for (const Position& p : filled(l)) out.push_back(var(slot, p));
+    return out;
   };
-  for (const auto& [pos, r] : reach) {
-    for (int slot = r.lowest; slot <= r.highest; ++slot) {
-      s.line(fmt::format("  T {} = {};", var(slot, pos), load(slot - radius, pos)));
-    }
+  for (const auto& [l, r] : reach) {
+    for (int slot = r.lowest; slot <= r.highest; ++slot) s.line(emit_load("  ", l, slot - radius, names_at(slot, l), ""));
   }
   s.line("  for (i64 z = zb;;) {");
   s.line("    const bool more = z + 1 < ze;");
-  for (const auto& [pos, r] : reach) {
-    s.line(fmt::format("    const T {} = more ? {} : (T)0;", ahead(pos), load(r.highest - radius + 1, pos)));
+  for (const auto& [l, r] : reach) {
+    std::vector<std::string> names;
+    for (const Position& p : filled(l)) names.push_back(ahead(p));
+    s.line(emit_load("    ", l, r.highest - radius + 1, names, "more"));
+  }
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) {
+      s.line(fmt::format("    const i64 cell{0}_{1} = at + {1} * C + x{0};", k, c));
+      if (vector == 1) continue;
+      // The source of a group's cells: a vector of s*f, or 1 at the spike.
+      std::string f, refs;
+      for (int i = 0; i < vector; ++i) {
+        f += fmt::format("{}f{}_{}_{} = 0", i == 0 ? "" : ", ", k, i, c);
+        refs += fmt::format(", f{}_{}_{}", k, i, c);
+      }
+      s.line(fmt::format("    T {};", f));
+      s.line(fmt::format("    if (sf) {{ cells_load(sf + cell{0}_{1}{2}); }} else {{", k, c, refs));
+      s.line(fmt::format("      const i64 d = spike - cell{0}_{1};", k, c));
+      for (int i = 0; i < vector; ++i) s.line(fmt::format("      f{0}_{1}_{2} = d == {1} ? (T)1 : (T)0;", k, i, c));
+      s.line("    }");
+    }
   }
   update_cells(
-      s, stencil, terms, precision, columns, lines,
-      [&](int k, int c, const Term& t) { return var(t.march + radius, Position{k, t.dx, c + t.row}); },
-      [](int k, int c) { return fmt::format("at + {} * C + x{}", c, k); }, [](int k, int) { return fmt::format("keep{}", k); });
+      s, stencil, terms, precision, cells,
+      [&](const Cell& cell, const Term& t) {
+        return var(t.march + radius, Position{cell.k, cell.i + t.dx, cell.c + t.row});
+      },
+      [&](const Cell& cell) {
+        const std::string at = fmt::format("cell{}_{}", cell.k, cell.c);
+        if (vector > 1) return fmt::format("f{}_{}_{}", cell.k, cell.i, cell.c);
+        return fmt::format("(sf ? __ldg(sf + {0}) : ({0} == spike ? (T)1 : (T)0))", at);
+      });
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) {
+      const std::string at = fmt::format("cell{}_{}", k, c);
+      if (vector == 1) {
+        s.line(fmt::format("    if (keep{}) out[{}] = o{};", k, at, Cell{k, 0, c}.name()));
+        continue;
+      }
+      std::string outs;
+      for (int i = 0; i < vector; ++i) outs += ", o" + Cell{k, i, c}.name();
+      s.line(fmt::format("    if (keep{0}) {{", k));
+      s.line(fmt::format("      if (x{} + {} <= nx) {{", k, vector));
+      s.line(fmt::format("        cells_store(out + {}{});", at, outs));
+      s.line("      } else {");
+      s.line(fmt::format("        out[{}] = o{};", at, Cell{k, 0, c}.name()));
+      for (int i = 1; i < vector; ++i) s.line(fmt::format("        if (x{0} + {1} < nx) out[{2} + {1}] = o{3};", k, i, at, Cell{k, i, c}.name()));
+      s.line("      }");
+      s.line("    }");
+    }
+  }
   s.line("    if (!more) break;");
   s.line("    ++z;");
   s.line("    at += U;");
   s.line("    p += U;");
-  for (const auto& [pos, r] : reach) {
-    for (int slot = r.lowest; slot < r.highest; ++slot) s.line(fmt::format("    {} = {};", var(slot, pos), var(slot + 1, pos)));
-    s.line(fmt::format("    {} = {};", var(r.highest, pos), ahead(pos)));
+  for (const auto& [l, r] : reach) {
+    for (const Position& pos : filled(l)) {
+      for (int slot = r.lowest; slot < r.highest; ++slot) s.line(fmt::format("    {} = {};", var(slot, pos), var(slot + 1, pos)));
+      s.line(fmt::format("    {} = {};", var(r.highest, pos), ahead(pos)));
+    }
   }
   s.line("  }");
   s.line("}");
@@ -275,7 +405,10 @@ std::string shared_sweep(const Stencil& stencil, Precision precision, const Swee
   const int slots = tiled ? high - low + 2 : 0;
   const std::size_t value_bytes = precision == Precision::Float ? sizeof(float) : sizeof(double);
   if (static_cast<std::size_t>(slots) * tile_rows * pitch * value_bytes > kStaticSharedBytes) {
-    return register_sweep(stencil, precision, shape, layout);
+    // A cell a group, as the tiled kernel's launch lays the threads out.
+    SweepShape one_cell = shape;
+    one_cell.vector = 1;
+    return register_sweep(stencil, precision, one_cell, layout);
   }
 
   // The halo of a tile: the cells outside it that its cells read in a unit,
@@ -295,7 +428,7 @@ std::string shared_sweep(const Stencil& stencil, Precision precision, const Swee
   const int per_thread = static_cast<int>((halo.size() + threads - 1) / threads);
 
   Source s;
-  open_kernel(s, stencil, precision, shape, "shared memory");
+  open_kernel(s, stencil, precision, shape, "shared memory", 1);
   if (!halo.empty()) {
     std::string xs, ys;
     for (const auto& [x, y] : halo) {
@@ -382,13 +515,25 @@ std::string shared_sweep(const Stencil& stencil, Precision precision, const Swee
     for (int h = 0; h < per_thread; ++h) s.line(fmt::format("    if (has{0}) tile[{1}][th{0}] = h{0};", h, slot_of(high)));
     s.line("    __syncthreads();");
   }
+  std::vector<Cell> cells;
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) {
+      cells.push_back({k, 0, c});
+      s.line(fmt::format("    const i64 cell{0}_{1} = at + g{0}_{1};", k, c));
+    }
+  }
   update_cells(
-      s, stencil, terms, precision, columns, lines,
-      [&](int k, int c, const Term& t) {
-        return in_column(t) ? own(k, c, t.march) : fmt::format("tile[{}][t{}_{} + {}]", slot_of(t.march), k, c, t.row * pitch + t.dx);
+      s, stencil, terms, precision, cells,
+      [&](const Cell& cell, const Term& t) {
+        return in_column(t) ? own(cell.k, cell.c, t.march)
+                            : fmt::format("tile[{}][t{}_{} + {}]", slot_of(t.march), cell.k, cell.c, t.row * pitch + t.dx);
       },
-      [](int k, int c) { return fmt::format("at + g{}_{}", k, c); },
-      [](int k, int c) { return fmt::format("keepx{} && keepy{}", k, c); });
+      [](const Cell& cell) {
+        return fmt::format("(sf ? __ldg(sf + cell{0}_{1}) : (cell{0}_{1} == spike ? (T)1 : (T)0))", cell.k, cell.c);
+      });
+  for (const Cell& cell : cells) {
+    s.line(fmt::format("    if (keepx{0} && keepy{1}) out[cell{0}_{1}] = o{2};", cell.k, cell.c, cell.name()));
+  }
   s.line("    if (!more) break;");
   s.line("    ++z;");
   s.line("    at += U;");
@@ -427,6 +572,16 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision) 
     s.lines = 1;
     s.units = 16;
   }
+  // Groups of 16 bytes (a float4, a double2), half that from radius 2 in 3-D,
+  // where a thread's lines already keep many values in registers. On an H100
+  // (bench stencils at this shape, 16384^2 and 512^3, sweep/copy for groups
+  // of 1, 2 and 4 cells), float: box9 1.254, 1.135, 1.116; poisson7 1.185,
+  // 1.159, 1.135; box27 1.376, 1.260, 1.220; star2_3d 1.419, 1.266, 1.323;
+  // star4 1.786, 1.591, 2.859 (255 registers, spilled); double: box9 1.188,
+  // 1.104, 1.109; poisson7 1.103, 1.093, 1.092; box27 1.314, 1.259, 2.722;
+  // star2_3d 1.192, 1.277, 1.946.
+  const int widest = precision == Precision::Float ? 4 : 2;
+  s.vector = s.shared ? 1 : stencil.dimension == 3 && stencil.radius() >= 2 ? widest / 2 : widest;
   return s;
 }
 

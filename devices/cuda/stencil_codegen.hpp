@@ -19,24 +19,33 @@ namespace hetstencil::cuda {
 /// How a generated kernel lays its threads over the slab: what a tuner may vary.
 struct SweepShape {
   int warps = 4;    ///< warps of a block: side by side along x in 2-D, along the lines (y) in 3-D
-  int columns = 1;  ///< cells each thread updates along x, 32 apart (more loads in flight)
+  int columns = 1;  ///< groups of cells each thread updates along x, 32 x vector cells apart (more loads in flight)
   int lines = 4;    ///< 3-D: neighbouring lines each thread updates (their shared values stay in registers); 1 in 2-D
   int units = 32;   ///< units (rows in 2-D, planes in 3-D) a block marches through; a launch parameter
   /// Whether a block's tile of each unit goes through shared memory (neighbours
   /// within a unit loaded once a block), else every value stays in the registers
   /// of the threads that read it (loaded once a thread).
   bool shared = false;
+  /// Register kernel: cells side by side along x in a group, loaded and
+  /// stored as aligned vectors (1, 2 or 4), their neighbours along the line
+  /// read one by one; the tiled kernel updates one cell a group.
+  int vector = 1;
 
   /// The shape used unless tuned. Measured on an H100 (bench stencils and
   /// the tuner, float and double, 16384^2 and 512^3; docs/stencils.md): in
   /// 2-D, 2 warps of 2 columns over 16 rows; in 3-D, 4 warps of 4 lines over
-  /// 32 planes, tiled in shared memory where the radius is 3 or more in double.
+  /// 32 planes, tiled in shared memory where the radius is 3 or more in double;
+  /// groups of 16 bytes of cells (half that from radius 2 in 3-D).
   static SweepShape default_for(const Stencil& stencil, Precision precision);
 
   bool operator==(const SweepShape& o) const {
-    return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units && shared == o.shared;
+    return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units && shared == o.shared &&
+           vector == o.vector;
   }
 };
+
+/// The most cells a group of SweepShape::vector holds.
+constexpr int kMostVectorCells = 4;
 
 /// The sizes of the slab a kernel sweeps (StencilSlab's), in values.
 struct SweepLayout {

@@ -1,6 +1,7 @@
 #include "devices/cuda/stencil_kernels.cuh"
 
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 
 #include "core/log.hpp"
@@ -179,14 +180,14 @@ StencilSlab StencilSlab::of(const GridShape& shape) {
   s.grid_cols = shape.cols();
   s.depth = shape.depth;
   s.segments = (shape.nx + kSegmentCells - 1) / kSegmentCells;
-  if (s.three_d) {
-    constexpr std::int64_t kAligned = 32;  // values: 128 bytes of floats
-    s.cols = (shape.cols() + kAligned - 1) / kAligned * kAligned;
-    s.unit_lines = shape.rows();
-    s.lead = kAligned - shape.depth;
-  } else {
-    s.cols = shape.cols();
-  }
+  // Every line's first interior cell on 128 bytes of floats (a warp's loads
+  // and stores whole cache lines, a group's cells one aligned vector), and
+  // room in the line for the values beside its last group of cells.
+  constexpr std::int64_t kAligned = 32;
+  const std::int64_t widest = (shape.nx + kMostVectorCells - 1) / kMostVectorCells * kMostVectorCells + 2 * shape.depth;
+  s.cols = (widest + kAligned - 1) / kAligned * kAligned;
+  s.lead = kAligned - shape.depth;
+  s.unit_lines = s.three_d ? shape.rows() : 1;
   s.unit_values = s.unit_lines * s.cols;
   return s;
 }
@@ -228,7 +229,16 @@ struct StencilCode<T>::Generated {
     const bool laid_out = slab.nx == layout.nx && slab.lines == layout.lines && slab.cols == layout.cols &&
                           slab.unit_values == layout.unit_values && slab.depth == layout.depth;
     return laid_out && pass.out && pass.check_end <= pass.check_begin &&
-           (!slab.three_d || shape.shared || slab.lines >= shape.lines);
+           (!slab.three_d || shape.shared || slab.lines >= shape.lines) && aligned(slab, pass);
+  }
+
+  // Whether each line's first interior cell of `pass`'s buffers is where a
+  // group's vector may be loaded from (StencilSlab puts it there).
+  bool aligned(const StencilSlab& slab, const StencilPass<T>& pass) const {
+    if (shape.shared || shape.vector == 1) return true;
+    const std::uintptr_t bytes = std::min<std::uintptr_t>(16, shape.vector * sizeof(T));
+    const auto at = [&](const T* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p + slab.depth) % bytes == 0; };
+    return at(pass.in) && at(pass.out) && at(pass.sf);
   }
 
   void launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const {
@@ -238,12 +248,14 @@ struct StencilCode<T>::Generated {
     i64 per_block = std::max<i64>(shape.units, (units + most - 1) / most);
     const i64 chunks = (units + per_block - 1) / per_block;
     const i64 lines_per_block = static_cast<i64>(shape.warps) * shape.lines;
+    // The cells of a line a warp updates.
+    const i64 row_cells = 32 * static_cast<i64>(shape.columns) * (shape.shared ? 1 : shape.vector);
     dim3 grid;
     if (slab.three_d) {
-      grid = dim3(static_cast<unsigned>((slab.nx + 32 * shape.columns - 1) / (32 * shape.columns)), static_cast<unsigned>((slab.lines + lines_per_block - 1) / lines_per_block),
+      grid = dim3(static_cast<unsigned>((slab.nx + row_cells - 1) / row_cells), static_cast<unsigned>((slab.lines + lines_per_block - 1) / lines_per_block),
                   static_cast<unsigned>(chunks));
     } else {
-      const i64 block_cols = 32 * static_cast<i64>(shape.warps) * shape.columns;
+      const i64 block_cols = static_cast<i64>(shape.warps) * row_cells;
       grid = dim3(static_cast<unsigned>((slab.nx + block_cols - 1) / block_cols), static_cast<unsigned>(chunks));
     }
     const T* in = pass.in;
@@ -287,9 +299,14 @@ template <class T>
 StencilCode<T>::~StencilCode() = default;
 
 template <class T>
+bool StencilCode<T>::generated(const StencilSlab& slab, const StencilPass<T>& pass) const {
+  return generated_ && generated_->takes(slab, pass);
+}
+
+template <class T>
 void StencilCode<T>::launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const {
   if (pass.unit_end <= pass.unit_begin || slab.nx <= 0) return;
-  if (generated_ && generated_->takes(slab, pass)) {
+  if (generated(slab, pass)) {
     generated_->launch(slab, pass, stream);
   } else if (tables_->most) {
     launch_table(*tables_->most, slab, pass, stream);

@@ -41,7 +41,7 @@ struct StencilSlab {
   bool three_d = false;          ///< units are planes (else rows)
   std::int64_t nx = 0;           ///< interior cells of a line
   std::int64_t lines = 1;        ///< interior lines of a unit: ny in 3-D, 1 in 2-D
-  std::int64_t cols = 0;         ///< values from a line to the next (2-D: the grid's row)
+  std::int64_t cols = 0;         ///< values from a line to the next: a multiple of 32
   std::int64_t unit_values = 0;  ///< values from a unit to the next
   std::int64_t depth = 1;        ///< the ring's depth: the stencil's radius
   std::int64_t segments = 0;     ///< 128-cell segments of a line: ceil(nx / 128)
@@ -95,6 +95,10 @@ class StencilCode {
   /// Queues `pass` on `stream` (nothing when it has no units); launch errors
   /// are the caller's to check with cudaGetLastError.
   void launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const;
+
+  /// Whether launch() runs `pass` with the kernel generated for the
+  /// description, else with the table-driven one.
+  bool generated(const StencilSlab& slab, const StencilPass<T>& pass) const;
 
  private:
   struct Tables;

@@ -10,7 +10,8 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
                               {"shared", {0, 1}, d.shared ? 1 : 0, true},
                               {"warps", {1, 2, 4, 8}, d.warps},
                               {"columns", {1, 2, 4}, d.columns},
-                              {"units", {4, 8, 16, 32, 64, 128}, d.units}};
+                              {"units", {4, 8, 16, 32, 64, 128}, d.units},
+                              {"vector", {1, 2, 4}, d.vector}};
   if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines});
   return out;
 }
@@ -30,6 +31,7 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   c.shape.warps = value("warps");
   c.shape.columns = value("columns");
   c.shape.units = value("units");
+  c.shape.vector = value("vector");
   if (job.stencil.dimension == 3) c.shape.lines = value("lines");
   return c;
 }

@@ -35,13 +35,21 @@ std::vector<Stencil> stencils() {
   return out;
 }
 
-// Each kernel at the stencil's default shape and two others.
+// Each kernel at the stencil's default shape and others: groups of 1, 2 and 4
+// cells a lane (the tiled kernel takes one).
 std::vector<SweepShape> shapes(const Stencil& s) {
   SweepShape registers = SweepShape::default_for(s, Precision::Double), shared = registers;
   registers.shared = false;
   shared.shared = true;
-  return {registers, SweepShape{8, 3, 1, 7}, SweepShape{1, 1, 2, 5}, shared, SweepShape{8, 3, 1, 7, true},
-          SweepShape{1, 1, 2, 5, true}};
+  return {registers,
+          SweepShape{8, 3, 1, 7},
+          SweepShape{1, 1, 2, 5},
+          SweepShape{2, 2, 1, 3, false, 4},
+          SweepShape{4, 1, 4, 6, false, 2},
+          SweepShape{1, 3, 2, 5, false, 4},
+          shared,
+          SweepShape{8, 3, 1, 7, true},
+          SweepShape{1, 1, 2, 5, true, 4}};
 }
 
 // NVRTC's verdict on `source`, compiled as the library compiles it, with its
@@ -75,6 +83,16 @@ TEST(StencilCodegen, ThreeDimensionalStencilsOfRadiusThreeOrMoreTileInSharedMemo
   }
 }
 
+TEST(StencilCodegen, ByDefaultAThreadUpdatesGroupsOfSixteenBytesOfCellsAndHalfThatFromRadiusTwoIn3D) {
+  for (const std::string& name : {"box9", "poisson7", "box27"}) {
+    EXPECT_EQ(SweepShape::default_for(Stencil::builtin(name), Precision::Float).vector, 4) << name;
+    EXPECT_EQ(SweepShape::default_for(Stencil::builtin(name), Precision::Double).vector, 2) << name;
+  }
+  EXPECT_EQ(SweepShape::default_for(Stencil::builtin("star4"), Precision::Float).vector, 2);
+  // Tiled in shared memory: one cell a group.
+  EXPECT_EQ(SweepShape::default_for(Stencil::builtin("star4"), Precision::Double).vector, 1);
+}
+
 TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
   for (const Stencil& s : stencils()) {
     for (Precision precision : {Precision::Float, Precision::Double}) {
@@ -86,34 +104,43 @@ TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
   }
 }
 
-// One sweep of a slab of random values by `code`, against the update of every
-// interior cell computed on the host; the cells past the interior keep their values.
+// One sweep of a slab of random values by the kernel generated at `shape`,
+// against the update of every interior cell computed on the host; the cells
+// past the interior keep their values. The source is 1 at a spike, or (with
+// `grid_source`) a grid of random values laid out as the slab.
 template <class T>
-void expect_reference_sweep(const Stencil& s, const SweepShape& shape) {
+void expect_reference_sweep(const Stencil& s, const SweepShape& shape, bool grid_source) {
   GridShape grid{s.dimension == 3 ? 9 : 0, s.dimension == 3 ? 7 : 21, 133, s.radius()};
   const cuda::StencilSlab slab = cuda::StencilSlab::of(grid);
   const std::int64_t units = s.dimension == 3 ? grid.nz : grid.ny;
   const std::size_t values = static_cast<std::size_t>((units + 2 * grid.depth) * slab.unit_values);
-  std::vector<T> in(values), out(values, T(-7));
+  std::vector<T> in(values), out(values, T(-7)), sf(values);
   std::mt19937 rng(5);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   for (T& v : in) v = static_cast<T>(uniform(rng));
+  for (T& v : sf) v = static_cast<T>(uniform(rng));
   const std::int64_t spike = (grid.depth + 3) * slab.unit_values + (s.dimension == 3 ? (grid.depth + 2) * slab.cols : 0) +
                              grid.depth + 40;
-  cuda::DeviceMemory in_d(values * sizeof(T), "test"), out_d(values * sizeof(T), "test");
-  ASSERT_EQ(cudaMemcpy(in_d.get(), in.data(), values * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(out_d.get(), out.data(), values * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  // Buffers as a solve's: unit 0 after the slab's lead.
+  const std::size_t bytes = static_cast<std::size_t>(slab.buffer_values(units + 2 * grid.depth)) * sizeof(T);
+  const std::size_t lead = static_cast<std::size_t>(slab.lead);
+  cuda::DeviceMemory in_d(bytes, "test"), out_d(bytes, "test"), sf_d(bytes, "test");
+  ASSERT_EQ(cudaMemcpy(in_d.get<T>() + lead, in.data(), values * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(out_d.get<T>() + lead, out.data(), values * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(sf_d.get<T>() + lead, sf.data(), values * sizeof(T), cudaMemcpyHostToDevice), cudaSuccess);
   cuda::StencilCode<T> code(s, grid, 0, cuda::SweepChoice{true, shape});
   cuda::StencilPass<T> pass;
-  pass.in = in_d.get<T>();
-  pass.out = out_d.get<T>();
-  pass.spike = spike;
+  pass.in = in_d.get<T>() + lead;
+  pass.out = out_d.get<T>() + lead;
+  pass.sf = grid_source ? sf_d.get<T>() + lead : nullptr;
+  pass.spike = grid_source ? -1 : spike;
   pass.unit_begin = grid.depth;
   pass.unit_end = grid.depth + units;
+  EXPECT_TRUE(code.generated(slab, pass)) << "the generated kernel sweeps a solve's buffers";
   code.launch(slab, pass, nullptr);
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(out.data(), out_d.get(), values * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(out.data(), out_d.get<T>() + lead, values * sizeof(T), cudaMemcpyDeviceToHost), cudaSuccess);
 
   const StencilTerms<T> terms = stencil_terms<T>(s, slab.cols, slab.unit_values);
   std::int64_t wrong = 0, first_wrong = -1;
@@ -123,7 +150,8 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape) {
         const std::int64_t cell = u * slab.unit_values + line * slab.cols + x;
         const bool interior = u >= grid.depth && u < grid.depth + units && x >= grid.depth && x < grid.depth + grid.nx &&
                               (s.dimension == 2 || (line >= grid.depth && line < grid.depth + grid.ny));
-        const T want = interior ? terms.update(in.data() + cell, cell == spike ? T(1) : T(0)) : T(-7);
+        const T source = grid_source ? sf[static_cast<std::size_t>(cell)] : (cell == spike ? T(1) : T(0));
+        const T want = interior ? terms.update(in.data() + cell, source) : T(-7);
         if (std::memcmp(&want, &out[static_cast<std::size_t>(cell)], sizeof(T)) != 0) {
           if (wrong++ == 0) first_wrong = cell;
         }
@@ -131,20 +159,23 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape) {
     }
   }
   EXPECT_EQ(wrong, 0) << s.name << " warps " << shape.warps << " columns " << shape.columns << " lines " << shape.lines
-                      << " units " << shape.units << ": first at value " << first_wrong;
+                      << " units " << shape.units << " vector " << shape.vector << (shape.shared ? " shared" : "")
+                      << (grid_source ? " grid source" : " spike") << ": first at value " << first_wrong;
 }
 
-TEST(StencilCodegen, ThreeDimensionalSlabsAlignEveryLineAndTwoDimensionalOnesKeepTheGridsRows) {
-  const cuda::StencilSlab planes = cuda::StencilSlab::of(GridShape{9, 7, 133, 4});
-  EXPECT_EQ(planes.grid_cols, 141);
-  EXPECT_EQ(planes.cols % 32, 0);
-  EXPECT_GE(planes.cols, planes.grid_cols);
-  EXPECT_EQ((planes.lead + planes.depth) % 32, 0) << "a line's first interior cell starts 128 bytes of floats";
-  EXPECT_EQ(planes.unit_values, planes.cols * (7 + 2 * 4));
-  const cuda::StencilSlab rows = cuda::StencilSlab::of(GridShape{0, 21, 133, 1});
-  EXPECT_EQ(rows.cols, 135);
-  EXPECT_EQ(rows.unit_values, 135);
-  EXPECT_EQ(rows.lead, 0);
+TEST(StencilCodegen, SlabsAlignEveryLineWithRoomBesideItsLastGroupOfCells) {
+  for (const GridShape& grid : {GridShape{9, 7, 133, 4}, GridShape{0, 21, 133, 1}, GridShape{0, 5, 30, 1}}) {
+    const cuda::StencilSlab slab = cuda::StencilSlab::of(grid);
+    const std::int64_t lines = grid.dimension() == 3 ? grid.rows() : 1;
+    EXPECT_EQ(slab.grid_cols, grid.cols());
+    EXPECT_EQ(slab.cols % 32, 0);
+    EXPECT_EQ((slab.lead + slab.depth) % 32, 0) << "a line's first interior cell starts 128 bytes of floats";
+    // The last group of cuda::kMostVectorCells and the radius beside it.
+    const std::int64_t groups = (grid.nx + cuda::kMostVectorCells - 1) / cuda::kMostVectorCells;
+    EXPECT_GE(slab.cols, groups * cuda::kMostVectorCells + 2 * grid.depth) << grid.nx;
+    EXPECT_EQ(slab.unit_lines, lines);
+    EXPECT_EQ(slab.unit_values, slab.cols * lines);
+  }
 }
 
 TEST(StencilCodegen, UnitsCopiedIntoASlabAndBackAreTheGridsValues) {
@@ -174,8 +205,10 @@ TEST(StencilCodegen, EveryShapesSweepGivesTheUpdatesBits) {
   setenv("XDG_CACHE_HOME", scratch.file("cache").c_str(), 1);
   for (const Stencil& s : stencils()) {
     for (const SweepShape& shape : shapes(s)) {
-      expect_reference_sweep<float>(s, shape);
-      expect_reference_sweep<double>(s, shape);
+      for (bool grid_source : {false, true}) {
+        expect_reference_sweep<float>(s, shape, grid_source);
+        expect_reference_sweep<double>(s, shape, grid_source);
+      }
     }
   }
   unsetenv("XDG_CACHE_HOME");
