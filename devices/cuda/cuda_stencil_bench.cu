@@ -51,6 +51,17 @@ struct BenchSlab {
     code.launch(slab, pass, stream);
   }
 
+  /// A GPU idle before (the host filling and uploading a grid) raises its
+  /// clocks over its first milliseconds of work: the sweep of `units`,
+  /// again and again, until they have.
+  void settle(std::int64_t radius, std::int64_t units, const std::string& where) {
+    const auto begin = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - begin < std::chrono::milliseconds(kSettleMilliseconds)) {
+      for (int i = 0; i < 4; ++i) sweep(radius, units, false);
+      HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(stream), where + " (warming up)");
+    }
+  }
+
   cuda::StencilSlab slab;
   cuda::StencilCode<T> code;
   std::size_t values;
@@ -66,13 +77,7 @@ std::vector<GpuRateSample> rate_samples(int gpu, const StencilJob& job, const st
   const std::int64_t radius = job.stencil.radius();
   const std::int64_t most = *std::max_element(rows.begin(), rows.end());
   BenchSlab<T> slab(job, gpu, most, where);
-  // A GPU idle before the calibration raises its clocks over its first
-  // milliseconds of work: the largest sweep, again and again, until they have.
-  const auto begin = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - begin < std::chrono::milliseconds(kSettleMilliseconds)) {
-    for (int i = 0; i < 4; ++i) slab.sweep(radius, most, false);
-    HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(slab.stream), where + " (warming up)");
-  }
+  slab.settle(radius, most, where);
   std::vector<GpuRateSample> out;
   for (std::int64_t r : rows) {
     std::vector<double> plain, checked;
@@ -106,6 +111,7 @@ SweepVsCopy sweep_vs_copy(int gpu, const StencilJob& job, int repetitions) {
   }
   BenchSlab<T> bench(job, gpu, units, where);
   const std::int64_t radius = job.stencil.radius();
+  bench.settle(radius, units, where);
   r.sweep_s = cuda::median_seconds(where, repetitions, bench.stream, [&] { bench.sweep(radius, units, false); });
   r.checked_sweep_s = cuda::median_seconds(where, repetitions, bench.stream, [&] { bench.sweep(radius, units, true); });
   // The bytes a sweep reads once and writes once: the interior's values.
