@@ -17,7 +17,7 @@
 namespace hetstencil {
 
 /// Bumped whenever a kernel changes speed on purpose: older profiles are stale.
-constexpr const char* kKernelsVersion = "jacobi-2026.11-4";
+constexpr const char* kKernelsVersion = "jacobi-2026.11-5";
 
 /// What a profile was measured on. A profile is used only on a machine with
 /// the same fingerprint.
