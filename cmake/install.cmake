@@ -1,5 +1,5 @@
 # cmake --install: headers, the library, the command, a CMake package
-# (find_package(hetstencil 0.2 CONFIG) -> hetstencil::hetstencil), a pkg-config
+# (find_package(hetstencil 0.3 CONFIG) -> hetstencil::hetstencil), a pkg-config
 # file and the examples' sources. Paths after GNUInstallDirs.
 include(CMakePackageConfigHelpers)
 
