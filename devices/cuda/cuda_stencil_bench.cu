@@ -101,7 +101,7 @@ SweepVsCopy sweep_vs_copy(int gpu, const StencilJob& job, int repetitions) {
   SweepVsCopy r;
   const std::int64_t units = job.units();
   const cuda::StencilSlab slab = cuda::StencilSlab::of(shape);
-  const std::size_t buffer = static_cast<std::size_t>(shape.values()) * sizeof(T);
+  const std::size_t buffer = static_cast<std::size_t>(slab.buffer_values(units + 2 * job.stencil.radius())) * sizeof(T);
   const std::size_t sums = static_cast<std::size_t>(units * slab.lines * slab.segments) * sizeof(double);
   std::size_t free_bytes = 0, total = 0;
   HETSTENCIL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total), where);

@@ -237,12 +237,16 @@ class CudaStencilSlab final : public CudaStencilRunner {
       log::warn("{}", context(slab_text + " needs " + bytes_text(needed) + ", " + bytes_text(free_bytes) + " are free: trying"));
     }
     const std::size_t from = static_cast<std::size_t>(base_unit_) * job_->unit_bytes();
+    // The lines' padding is read beside a last group of cells and never
+    // stored: zeros there keep that group's quotients off the division.
     for (auto& b : buffers_) {
       b = cuda::DeviceMemory(buffer, context("allocating its slab"));
+      HETSTENCIL_CUDA_CHECK(cudaMemset(b.get(), 0, buffer), context("clearing its slab"));
       upload(units_of<T>(b), static_cast<const char*>(job_->initial) + from, context("copying its units to the GPU"));
     }
     if (job_->h2f) {
       sf_ = cuda::DeviceMemory(buffer, context("allocating the right-hand side"));
+      HETSTENCIL_CUDA_CHECK(cudaMemset(sf_.get(), 0, buffer), context("clearing the right-hand side"));
       upload(units_of<T>(sf_), static_cast<const char*>(job_->h2f) + from,
              context("copying the right-hand side to the GPU"));
     }

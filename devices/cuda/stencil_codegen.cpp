@@ -6,11 +6,13 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <vector>
 
 #include "core/quotient.hpp"
+#include "hetstencil/error.hpp"
 
 namespace hetstencil::cuda {
 namespace {
@@ -28,17 +30,20 @@ struct Position {
   }
 };
 
-// What one load brings into a thread's registers: a group's `vector` cells of
-// a line as one aligned vector (`whole`, dx 0), or one value beside them.
+// What one load brings into a thread's registers: a group's cells of a line
+// as one aligned vector (dx 0, groups of more than one cell), or one value.
 struct Load {
   int column = 0;
   int row = 0;
   int dx = 0;
-  bool whole = false;
-  bool operator<(const Load& o) const {
-    return std::tie(column, row, dx, whole) < std::tie(o.column, o.row, o.dx, o.whole);
-  }
+  bool operator<(const Load& o) const { return std::tie(column, row, dx) < std::tie(o.column, o.row, o.dx); }
 };
+
+// The source term of the cell at index `cell`: s*f from the grid `sf`, or 1
+// at the spike.
+std::string source_of(const std::string& cell) {
+  return fmt::format("(sf ? __ldg(sf + {0}) : ({0} == spike ? (T)1 : (T)0))", cell);
+}
 
 // A point as the kernel walks the slab: its offset along the split axis (the
 // march), and within a unit.
@@ -218,9 +223,9 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
       for (int i = 0; i < vector; ++i) cells.push_back({k, i, c});
     }
   }
+  auto whole = [&](const Load& l) { return vector > 1 && l.dx == 0; };
   auto load_of = [&](const Position& p) {
-    const bool whole = vector > 1 && p.dx >= 0 && p.dx < vector;
-    return Load{p.column, p.row, whole ? 0 : p.dx, whole};
+    return Load{p.column, p.row, vector > 1 && p.dx >= 0 && p.dx < vector ? 0 : p.dx};
   };
   std::map<Load, Reach> reach;
   for (const Cell& cell : cells) {
@@ -236,7 +241,7 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
   // The positions a load fills.
   auto filled = [&](const Load& l) {
     std::vector<Position> out;
-    if (!l.whole) return std::vector<Position>{{l.column, l.dx, l.row}};
+    if (!whole(l)) return std::vector<Position>{{l.column, l.dx, l.row}};
     for (int i = 0; i < vector; ++i) out.push_back({l.column, i, l.row});
     return out;
   };
@@ -247,13 +252,13 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
   // or sets them to zero where `when` is false.
   auto emit_load = [&](const std::string& indent, const Load& l, int march, const std::vector<std::string>& names,
                        const std::string& when) {
-    if (!l.whole) {
+    if (!whole(l)) {
       const std::string loaded = fmt::format("__ldg({})", address(march, l));
       return fmt::format("{}T {} = {};", indent, names[0], when.empty() ? loaded : when + " ? " + loaded + " : (T)0");
     }
     std::string declared, refs;
     for (std::size_t i = 0; i < names.size(); ++i) {
-      declared += fmt::format("{}{} = 0", i == 0 ? "" : ", ", names[i]);
+      declared += fmt::format("{}{}{}", i == 0 ? "" : ", ", names[i], when.empty() ? "" : " = 0");
       refs += ", " + names[i];
     }
     const std::string call = fmt::format("cells_load({}{});", address(march, l), refs);
@@ -328,9 +333,8 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
         return var(t.march + radius, Position{cell.k, cell.i + t.dx, cell.c + t.row});
       },
       [&](const Cell& cell) {
-        const std::string at = fmt::format("cell{}_{}", cell.k, cell.c);
         if (vector > 1) return fmt::format("f{}_{}_{}", cell.k, cell.i, cell.c);
-        return fmt::format("(sf ? __ldg(sf + {0}) : ({0} == spike ? (T)1 : (T)0))", at);
+        return source_of(fmt::format("cell{}_{}", cell.k, cell.c));
       });
   for (int k = 0; k < columns; ++k) {
     for (int c = 0; c < lines; ++c) {
@@ -369,47 +373,73 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
 // What a block may declare of shared memory without asking for more at launch.
 constexpr std::size_t kStaticSharedBytes = 48 * 1024;
 
-// A block's tile of a unit (32 x columns cells of warps x lines lines in 3-D;
-// 32 x columns x warps cells of a row in 2-D) and the halo its cells read
-// there go through shared memory, one unit a step; the values of a thread's
-// own cells in the units before and after (the points straight along the
-// split axis) stay in its registers. A neighbour along the line or across
-// lines is then loaded once by the block, not once by each thread that reads
-// it: what large radii and 27 points need.
-std::string shared_sweep(const Stencil& stencil, Precision precision, const SweepShape& shape,
-                         const SweepLayout* layout) {
+// How the tiled kernel lays a block's tile of a unit out in shared memory: the
+// tile (32 x columns cells of warps x lines lines in 3-D; 32 x columns x warps
+// cells of a row in 2-D), its ring (the radius around it), and the ring of
+// units it keeps there.
+struct Tile {
+  int tile_x = 0;
+  int tile_y = 0;
+  int pitch = 0;      // values from a row of the tile to the next, ring included
+  int ring_y = 0;     // rows above and below the tile (none in 2-D, where a unit is one line)
+  int tile_rows = 0;
+  // The units (march offsets) read through shared memory, [low, high], and
+  // those a thread keeps in registers, [own_low, own_high]: its own column's,
+  // and the newest shared one, which it writes to the tile.
+  bool tiled = false;
+  int low = 0;
+  int high = 0;
+  int own_low = 0;
+  int own_high = 0;
+  // One slot more than the units a step reads, so that a step writes the
+  // next unit while slower threads still read the oldest: one barrier a step.
+  int slots = 0;
+
+  static bool in_column(const Term& t) { return t.row == 0 && t.dx == 0; }
+
+  Tile(const Stencil& stencil, const SweepShape& shape) {
+    const bool three_d = stencil.dimension == 3;
+    const int radius = stencil.radius();
+    tile_x = 32 * shape.columns * (three_d ? 1 : shape.warps);
+    tile_y = three_d ? shape.warps * shape.lines : 1;
+    pitch = tile_x + 2 * radius;
+    ring_y = three_d ? radius : 0;
+    tile_rows = tile_y + 2 * ring_y;
+    std::set<int> shared_units, own_units;
+    for (const Term& t : terms_of(stencil)) (in_column(t) ? own_units : shared_units).insert(t.march);
+    tiled = !shared_units.empty();
+    low = tiled ? *shared_units.begin() : 0;
+    high = tiled ? *shared_units.rbegin() : 0;
+    if (tiled) own_units.insert(high);
+    own_low = *own_units.begin();
+    own_high = *own_units.rbegin();
+    slots = tiled ? high - low + 2 : 0;
+  }
+
+  std::size_t bytes(Precision precision) const {
+    const std::size_t value_bytes = precision == Precision::Float ? sizeof(float) : sizeof(double);
+    return static_cast<std::size_t>(slots) * tile_rows * pitch * value_bytes;
+  }
+};
+
+// A block's tile of a unit and the halo its cells read there go through
+// shared memory, one unit a step; the values of a thread's own cells in the
+// units before and after (the points straight along the split axis) stay in
+// its registers. A neighbour along the line or across lines is then loaded
+// once by the block, not once by each thread that reads it: what large radii
+// and 27 points need.
+std::string shared_sweep(const Stencil& stencil, Precision precision, const SweepShape& shape) {
   const bool three_d = stencil.dimension == 3;
   const int radius = stencil.radius();
   const int lines = three_d ? shape.lines : 1;
   const int columns = shape.columns;
-  const int tile_x = 32 * columns * (three_d ? 1 : shape.warps);
-  const int tile_y = three_d ? shape.warps * lines : 1;
-  const int pitch = tile_x + 2 * radius;
-  const int ring_y = three_d ? radius : 0;  // a 2-D unit is one line: nothing above or below it
-  const int tile_rows = tile_y + 2 * ring_y;
   const std::vector<Term> terms = terms_of(stencil);
-  auto in_column = [](const Term& t) { return t.row == 0 && t.dx == 0; };
-  // The units (march offsets) read through shared memory, and those a thread
-  // keeps in registers: its own column's, and the newest shared one, which
-  // it writes to the tile.
-  std::set<int> shared_units, own_units;
-  for (const Term& t : terms) (in_column(t) ? own_units : shared_units).insert(t.march);
-  const bool tiled = !shared_units.empty();
-  const int low = tiled ? *shared_units.begin() : 0;
-  const int high = tiled ? *shared_units.rbegin() : 0;
-  if (tiled) own_units.insert(high);
-  const int own_low = *own_units.begin();
-  const int own_high = *own_units.rbegin();
-  // One slot more than the units a step reads, so that a step writes the
-  // next unit while slower threads still read the oldest: one barrier a step.
-  const int slots = tiled ? high - low + 2 : 0;
-  const std::size_t value_bytes = precision == Precision::Float ? sizeof(float) : sizeof(double);
-  if (static_cast<std::size_t>(slots) * tile_rows * pitch * value_bytes > kStaticSharedBytes) {
-    // A cell a group, as the tiled kernel's launch lays the threads out.
-    SweepShape one_cell = shape;
-    one_cell.vector = 1;
-    return register_sweep(stencil, precision, one_cell, layout);
-  }
+  const Tile layout(stencil, shape);
+  const int tile_x = layout.tile_x, tile_y = layout.tile_y, pitch = layout.pitch, ring_y = layout.ring_y;
+  const bool tiled = layout.tiled;
+  const int low = layout.low, high = layout.high, own_low = layout.own_low, own_high = layout.own_high;
+  const int slots = layout.slots, tile_rows = layout.tile_rows;
+  const auto in_column = Tile::in_column;
 
   // The halo of a tile: the cells outside it that its cells read in a unit,
   // shared among the block's threads.
@@ -528,9 +558,7 @@ std::string shared_sweep(const Stencil& stencil, Precision precision, const Swee
         return in_column(t) ? own(cell.k, cell.c, t.march)
                             : fmt::format("tile[{}][t{}_{} + {}]", slot_of(t.march), cell.k, cell.c, t.row * pitch + t.dx);
       },
-      [](const Cell& cell) {
-        return fmt::format("(sf ? __ldg(sf + cell{0}_{1}) : (cell{0}_{1} == spike ? (T)1 : (T)0))", cell.k, cell.c);
-      });
+      [](const Cell& cell) { return source_of(fmt::format("cell{}_{}", cell.k, cell.c)); });
   for (const Cell& cell : cells) {
     s.line(fmt::format("    if (keepx{0} && keepy{1}) out[cell{0}_{1}] = o{2};", cell.k, cell.c, cell.name()));
   }
@@ -553,6 +581,10 @@ std::string shared_sweep(const Stencil& stencil, Precision precision, const Swee
 
 }  // namespace
 
+bool tiled_in_shared(const Stencil& stencil, Precision precision, const SweepShape& shape) {
+  return shape.shared && Tile(stencil, shape).bytes(precision) <= kStaticSharedBytes;
+}
+
 SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision) {
   SweepShape s;
   if (stencil.dimension == 3) {
@@ -573,13 +605,9 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision) 
     s.units = 16;
   }
   // Groups of 16 bytes (a float4, a double2), half that from radius 2 in 3-D,
-  // where a thread's lines already keep many values in registers. On an H100
-  // (bench stencils at this shape, 16384^2 and 512^3, sweep/copy for groups
-  // of 1, 2 and 4 cells), float: box9 1.254, 1.135, 1.116; poisson7 1.185,
-  // 1.159, 1.135; box27 1.376, 1.260, 1.220; star2_3d 1.419, 1.266, 1.323;
-  // star4 1.786, 1.591, 2.859 (255 registers, spilled); double: box9 1.188,
-  // 1.104, 1.109; poisson7 1.103, 1.093, 1.092; box27 1.314, 1.259, 2.722;
-  // star2_3d 1.192, 1.277, 1.946.
+  // where a thread's lines already keep many values in registers: what swept
+  // fastest on an H100 (docs/stencils.md, "How GPUs run a stencil"), larger groups
+  // there spilling registers.
   const int widest = precision == Precision::Float ? 4 : 2;
   s.vector = s.shared ? 1 : stencil.dimension == 3 && stencil.radius() >= 2 ? widest / 2 : widest;
   return s;
@@ -587,7 +615,12 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision) 
 
 std::string sweep_kernel_source(const Stencil& stencil, Precision precision, const SweepShape& shape,
                                 const SweepLayout* layout) {
-  return shape.shared ? shared_sweep(stencil, precision, shape, layout) : register_sweep(stencil, precision, shape, layout);
+  if (shape.vector < 1 || shape.vector > kMostVectorCells || kMostVectorCells % shape.vector != 0) {
+    HETSTENCIL_THROW(InvalidArgument, "a group of " + std::to_string(shape.vector) +
+                                          " cells: the generated sweep takes 1, 2 or " + std::to_string(kMostVectorCells));
+  }
+  return tiled_in_shared(stencil, precision, shape) ? shared_sweep(stencil, precision, shape)
+                                                    : register_sweep(stencil, precision, shape, layout);
 }
 
 }  // namespace hetstencil::cuda

@@ -27,8 +27,8 @@ struct SweepShape {
   /// of the threads that read it (loaded once a thread).
   bool shared = false;
   /// Register kernel: cells side by side along x in a group, loaded and
-  /// stored as aligned vectors (1, 2 or 4), their neighbours along the line
-  /// read one by one; the tiled kernel updates one cell a group.
+  /// stored as aligned vectors (1, 2 or kMostVectorCells), their neighbours
+  /// along the line read one by one; the tiled kernel updates one cell a group.
   int vector = 1;
 
   /// The shape used unless tuned. Measured on an H100 (bench stencils and
@@ -56,6 +56,12 @@ struct SweepLayout {
   long long depth = 1;
 };
 
+/// Whether the kernel sweep_kernel_source makes for `shape` tiles its units in
+/// shared memory: `shape.shared`, and the ring of units its tile keeps there
+/// fits a block's 48 KB of static shared memory. Else every value stays in
+/// registers, in groups of `shape.vector` cells.
+bool tiled_in_shared(const Stencil& stencil, Precision precision, const SweepShape& shape);
+
 /// The kernel's entry point in the generated source (extern "C").
 constexpr const char* kSweepEntry = "hetstencil_sweep";
 
@@ -69,6 +75,8 @@ constexpr const char* kSweepEntry = "hetstencil_sweep";
 /// as constants (its offsets become immediates: on an H100, 512^3 float,
 /// poisson7 swept in 1.18 of a copy's time against 1.31, box27 1.37 against
 /// 1.58) and sweeps slabs of that layout alone; it reads the parameters otherwise.
+/// Throws InvalidArgument for groups (SweepShape::vector) of other than 1, 2
+/// or kMostVectorCells cells.
 std::string sweep_kernel_source(const Stencil& stencil, Precision precision, const SweepShape& shape,
                                 const SweepLayout* layout = nullptr);
 

@@ -221,6 +221,7 @@ template <class T>
 struct StencilCode<T>::Generated {
   SweepShape shape;
   SweepLayout layout;  // the sizes a 3-D register kernel has as constants
+  bool tiled;          // in shared memory (tiled_in_shared), else in registers
   RuntimeKernel kernel;
 
   // Whether it sweeps `pass`: a plain sweep, in 3-D of planes with at least
@@ -229,13 +230,13 @@ struct StencilCode<T>::Generated {
     const bool laid_out = slab.nx == layout.nx && slab.lines == layout.lines && slab.cols == layout.cols &&
                           slab.unit_values == layout.unit_values && slab.depth == layout.depth;
     return laid_out && pass.out && pass.check_end <= pass.check_begin &&
-           (!slab.three_d || shape.shared || slab.lines >= shape.lines) && aligned(slab, pass);
+           (!slab.three_d || tiled || slab.lines >= shape.lines) && aligned(slab, pass);
   }
 
   // Whether each line's first interior cell of `pass`'s buffers is where a
   // group's vector may be loaded from (StencilSlab puts it there).
   bool aligned(const StencilSlab& slab, const StencilPass<T>& pass) const {
-    if (shape.shared || shape.vector == 1) return true;
+    if (tiled || shape.vector == 1) return true;
     const std::uintptr_t bytes = std::min<std::uintptr_t>(16, shape.vector * sizeof(T));
     const auto at = [&](const T* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p + slab.depth) % bytes == 0; };
     return at(pass.in) && at(pass.out) && at(pass.sf);
@@ -249,7 +250,7 @@ struct StencilCode<T>::Generated {
     const i64 chunks = (units + per_block - 1) / per_block;
     const i64 lines_per_block = static_cast<i64>(shape.warps) * shape.lines;
     // The cells of a line a warp updates.
-    const i64 row_cells = 32 * static_cast<i64>(shape.columns) * (shape.shared ? 1 : shape.vector);
+    const i64 row_cells = 32 * static_cast<i64>(shape.columns) * (tiled ? 1 : shape.vector);
     dim3 grid;
     if (slab.three_d) {
       grid = dim3(static_cast<unsigned>((slab.nx + row_cells - 1) / row_cells), static_cast<unsigned>((slab.lines + lines_per_block - 1) / lines_per_block),
@@ -279,7 +280,7 @@ StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int 
     try {
       const SweepLayout layout{slab.nx, slab.lines, slab.cols, slab.unit_values, slab.depth};
       generated_.reset(new Generated{
-          sweep.shape, layout,
+          sweep.shape, layout, tiled_in_shared(stencil, precision, sweep.shape),
           RuntimeKernel(sweep_kernel_source(stencil, precision, sweep.shape, &layout), kSweepEntry, gpu, what)});
     } catch (const CudaError& e) {
       // The table-driven kernel gives the same bits, more slowly.

@@ -6,13 +6,14 @@
 // constant cache, the same value broadcast to a whole warp). See
 // docs/stencils.md, "How GPUs run a stencil".
 //
-// The slab holds units of the split axis one after the other. A 2-D unit is
-// the grid's row; a 3-D unit's lines (rows of a plane) are a pitch of a
-// multiple of 32 values apart and every line's first interior cell is 128-byte
+// The slab holds units of the split axis one after the other. A unit's lines
+// (the row of a 2-D unit, the rows of a 3-D plane) are a pitch of a multiple
+// of 32 values apart and every line's first interior cell is 128-byte
 // aligned, so that each warp's loads and stores of a line are whole cache
 // lines (an H100's generated 3-D sweeps ran 3-11% faster than on the grid's
-// dense lines). Offsets are the slab's (stencil_terms with its pitches).
-// Each warp owns one 128-cell segment of a line (a row of a unit) and walks
+// dense lines) and a generated kernel's group of cells is one aligned vector.
+// Offsets are the slab's (stencil_terms with its pitches).
+// In the table-driven kernel each warp owns one 128-cell segment of a line and walks
 // along the split axis (down the rows in 2-D, across the planes of one row in
 // 3-D), each lane holding 4 cells 32 apart, so that every load of the warp is
 // coalesced; the lines before it are still in L1/L2 when it reads them again.

@@ -11,7 +11,7 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
                               {"warps", {1, 2, 4, 8}, d.warps},
                               {"columns", {1, 2, 4}, d.columns},
                               {"units", {4, 8, 16, 32, 64, 128}, d.units},
-                              {"vector", {1, 2, 4}, d.vector}};
+                              {"vector", {1, 2, kMostVectorCells}, d.vector}};
   if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines});
   return out;
 }

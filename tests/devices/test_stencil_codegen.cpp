@@ -19,6 +19,7 @@
 #include "devices/cuda/runtime_kernel.hpp"
 #include "devices/cuda/stencil_codegen.hpp"
 #include "devices/cuda/stencil_kernels.cuh"
+#include "hetstencil/error.hpp"
 #include "tests/test_support.hpp"
 
 namespace hetstencil {
@@ -49,7 +50,8 @@ std::vector<SweepShape> shapes(const Stencil& s) {
           SweepShape{1, 3, 2, 5, false, 4},
           shared,
           SweepShape{8, 3, 1, 7, true},
-          SweepShape{1, 1, 2, 5, true, 4}};
+          SweepShape{1, 1, 2, 5, true, 4},
+          SweepShape{8, 4, 2, 7, true, 2}};  // a ring too large for shared memory in star4 double
 }
 
 // NVRTC's verdict on `source`, compiled as the library compiles it, with its
@@ -84,13 +86,33 @@ TEST(StencilCodegen, ThreeDimensionalStencilsOfRadiusThreeOrMoreTileInSharedMemo
 }
 
 TEST(StencilCodegen, ByDefaultAThreadUpdatesGroupsOfSixteenBytesOfCellsAndHalfThatFromRadiusTwoIn3D) {
-  for (const std::string& name : {"box9", "poisson7", "box27"}) {
+  for (const char* name : {"box9", "poisson7", "box27"}) {
     EXPECT_EQ(SweepShape::default_for(Stencil::builtin(name), Precision::Float).vector, 4) << name;
     EXPECT_EQ(SweepShape::default_for(Stencil::builtin(name), Precision::Double).vector, 2) << name;
   }
   EXPECT_EQ(SweepShape::default_for(Stencil::builtin("star4"), Precision::Float).vector, 2);
   // Tiled in shared memory: one cell a group.
   EXPECT_EQ(SweepShape::default_for(Stencil::builtin("star4"), Precision::Double).vector, 1);
+}
+
+TEST(StencilCodegen, AKernelTilesInSharedMemoryWhereAskedAndItsRingFits) {
+  const Stencil star4 = Stencil::builtin("star4");
+  EXPECT_TRUE(cuda::tiled_in_shared(star4, Precision::Double, SweepShape::default_for(star4, Precision::Double)));
+  EXPECT_FALSE(cuda::tiled_in_shared(star4, Precision::Double, SweepShape{8, 4, 2, 7, true, 2}));
+  EXPECT_FALSE(cuda::tiled_in_shared(star4, Precision::Float, SweepShape::default_for(star4, Precision::Float)));
+}
+
+TEST(StencilCodegen, GroupsOfOtherThanOneTwoOrFourCellsAreRefused) {
+  for (int cells : {0, 3, 8}) {
+    SweepShape shape = SweepShape::default_for(Stencil::builtin("box9"), Precision::Float);
+    shape.vector = cells;
+    try {
+      cuda::sweep_kernel_source(Stencil::builtin("box9"), Precision::Float, shape);
+      ADD_FAILURE() << cells << " cells taken";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("a group of " + std::to_string(cells) + " cells"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
@@ -109,8 +131,8 @@ TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
 // past the interior keep their values. The source is 1 at a spike, or (with
 // `grid_source`) a grid of random values laid out as the slab.
 template <class T>
-void expect_reference_sweep(const Stencil& s, const SweepShape& shape, bool grid_source) {
-  GridShape grid{s.dimension == 3 ? 9 : 0, s.dimension == 3 ? 7 : 21, 133, s.radius()};
+void expect_reference_sweep(const Stencil& s, const SweepShape& shape, bool grid_source, std::int64_t nx) {
+  GridShape grid{s.dimension == 3 ? 9 : 0, s.dimension == 3 ? 7 : 21, nx, s.radius()};
   const cuda::StencilSlab slab = cuda::StencilSlab::of(grid);
   const std::int64_t units = s.dimension == 3 ? grid.nz : grid.ny;
   const std::size_t values = static_cast<std::size_t>((units + 2 * grid.depth) * slab.unit_values);
@@ -119,8 +141,9 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape, bool grid
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   for (T& v : in) v = static_cast<T>(uniform(rng));
   for (T& v : sf) v = static_cast<T>(uniform(rng));
+  // Cell 43 of its line: the last of a group of 4, the second of a group of 2.
   const std::int64_t spike = (grid.depth + 3) * slab.unit_values + (s.dimension == 3 ? (grid.depth + 2) * slab.cols : 0) +
-                             grid.depth + 40;
+                             grid.depth + 43;
   // Buffers as a solve's: unit 0 after the slab's lead.
   const std::size_t bytes = static_cast<std::size_t>(slab.buffer_values(units + 2 * grid.depth)) * sizeof(T);
   const std::size_t lead = static_cast<std::size_t>(slab.lead);
@@ -160,14 +183,13 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape, bool grid
   }
   EXPECT_EQ(wrong, 0) << s.name << " warps " << shape.warps << " columns " << shape.columns << " lines " << shape.lines
                       << " units " << shape.units << " vector " << shape.vector << (shape.shared ? " shared" : "")
-                      << (grid_source ? " grid source" : " spike") << ": first at value " << first_wrong;
+                      << (grid_source ? " grid source" : " spike") << " nx " << nx << ": first at value " << first_wrong;
 }
 
 TEST(StencilCodegen, SlabsAlignEveryLineWithRoomBesideItsLastGroupOfCells) {
   for (const GridShape& grid : {GridShape{9, 7, 133, 4}, GridShape{0, 21, 133, 1}, GridShape{0, 5, 30, 1}}) {
     const cuda::StencilSlab slab = cuda::StencilSlab::of(grid);
     const std::int64_t lines = grid.dimension() == 3 ? grid.rows() : 1;
-    EXPECT_EQ(slab.grid_cols, grid.cols());
     EXPECT_EQ(slab.cols % 32, 0);
     EXPECT_EQ((slab.lead + slab.depth) % 32, 0) << "a line's first interior cell starts 128 bytes of floats";
     // The last group of cuda::kMostVectorCells and the radius beside it.
@@ -205,9 +227,12 @@ TEST(StencilCodegen, EveryShapesSweepGivesTheUpdatesBits) {
   setenv("XDG_CACHE_HOME", scratch.file("cache").c_str(), 1);
   for (const Stencil& s : stencils()) {
     for (const SweepShape& shape : shapes(s)) {
-      for (bool grid_source : {false, true}) {
-        expect_reference_sweep<float>(s, shape, grid_source);
-        expect_reference_sweep<double>(s, shape, grid_source);
+      // The last group of a line holds 1 cell of 4 (133) or 3 (135).
+      for (std::int64_t nx : {133, 135}) {
+        for (bool grid_source : {false, true}) {
+          expect_reference_sweep<float>(s, shape, grid_source, nx);
+          expect_reference_sweep<double>(s, shape, grid_source, nx);
+        }
       }
     }
   }
