@@ -28,6 +28,16 @@ Measured of(const std::vector<double>& samples) { return {median(samples), mad(s
 // Faster beyond the noise of both.
 bool beats(const Measured& a, const Measured& b) { return a.median_s + a.spread_s < b.median_s - b.spread_s; }
 
+// Whether `t` changes the sweep where the other parameters are as `tuning`
+// has them (Tunable::only_with).
+bool matters(const Tunable& t, const std::vector<Tunable>& tunables, const Tuning& tuning) {
+  for (const auto& [name, value] : t.only_with) {
+    const auto other = std::find_if(tunables.begin(), tunables.end(), [&](const Tunable& o) { return o.name == name; });
+    if (other != tunables.end() && tuned_value(tuning, *other) != value) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 Tuning not_defaults(const std::vector<Tunable>& tunables, const Tuning& tuning) {
@@ -96,7 +106,7 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
     for (int round = 0; round < 2 && !cut; ++round) {
       bool moved = false;
       for (const Tunable& t : tunables) {
-        if (t.family) continue;
+        if (t.family || !matters(t, tunables, start_best)) continue;
         const int current = tuned_value(start_best, t);
         Tuning round_best = start_best;
         for (int v : t.values) {

@@ -1,18 +1,24 @@
 #include "devices/cuda/stencil_tuning.hpp"
 
+#include <map>
+#include <string>
+
 namespace hetstencil::cuda {
 
 std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   // A variable stencil's sweep reads its coefficient grids: one kernel, coefficient_kernels.cuh.
   if (job.stencil.variable) return {};
   const SweepShape d = SweepShape::default_for(job.stencil, job.precision);
+  // The shape is the generated kernel's; a group of cells, the register kernel's.
+  const std::map<std::string, int> generated = {{"generated", 1}};
+  const std::map<std::string, int> in_registers = {{"generated", 1}, {"shared", 0}};
   std::vector<Tunable> out = {{"generated", {0, 1}, 1},
                               {"shared", {0, 1}, d.shared ? 1 : 0, true},
-                              {"warps", {1, 2, 4, 8}, d.warps},
-                              {"columns", {1, 2, 4}, d.columns},
-                              {"units", {4, 8, 16, 32, 64, 128}, d.units},
-                              {"vector", {1, 2, kMostVectorCells}, d.vector}};
-  if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines});
+                              {"warps", {1, 2, 4, 8}, d.warps, false, generated},
+                              {"columns", {1, 2, 4}, d.columns, false, generated},
+                              {"units", {4, 8, 16, 32, 64, 128}, d.units, false, generated},
+                              {"vector", {1, 2, kMostVectorCells}, d.vector, false, in_registers}};
+  if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines, false, generated});
   return out;
 }
 

@@ -110,6 +110,30 @@ TEST(TuneSearch, AParameterThatPicksAKernelStartsASearchOfItsOwn) {
   }
 }
 
+TEST(TuneSearch, AParameterIsTriedOnlyWhereTheOthersMakeItMatter) {
+  // "width" changes kernel 0 alone: the search from kernel 1 leaves it be,
+  // and the search from kernel 0 tries each of its values.
+  const std::vector<Tunable> tunables = {{"kernel", {0, 1}, 0, true}, {"width", {1, 2, 4}, 1, false, {{"kernel", 0}}}};
+  std::vector<Tuning> asked;
+  const TuneOutcome out = search_tuning(
+      tunables,
+      [&](const Tuning& t) {
+        asked.push_back(t);
+        const bool other = t.count("kernel") && t.at("kernel") == 1;
+        const bool wide = t.count("width") && t.at("width") == 4;
+        return around(other ? 1.5 : (wide ? 1.0 : 2.0), 0.01);
+      },
+      {});
+  EXPECT_EQ(out.chosen, (Tuning{{"width", 4}}));
+  int widths_of_kernel_0 = 0;
+  for (const Tuning& t : asked) {
+    const bool other = t.count("kernel") && t.at("kernel") == 1;
+    EXPECT_FALSE(other && t.count("width")) << "width tried with kernel 1: " << tuning_text(t);
+    if (!other && t.count("width") && t.at("width") != 4) ++widths_of_kernel_0;
+  }
+  EXPECT_GE(widths_of_kernel_0, 1) << "width 2 tried with kernel 0";
+}
+
 TEST(TuneSearch, NothingToTuneMeasuresTheDefaultsAlone) {
   int calls = 0;
   const TuneOutcome out = search_tuning({}, [&](const Tuning&) { return ++calls, around(1.0, 0.0); }, {});
