@@ -1,7 +1,8 @@
 # What the mpirun test scripts share (sourced first, with the script's
 # arguments HETSTENCIL MPIEXEC CASE): cli, mpiexec and case set, a skip (77) in
 # a build without MPI, a scratch folder for the profile; failing with a message,
-# the iterations of a --json report, and the processes a launcher started.
+# the iterations of a --json report, the processes a launcher started, and a
+# job ended by killing one of them.
 cli=$1
 mpiexec=$2
 case=$3
@@ -32,5 +33,27 @@ ranks_of() {
     read -r pid name _ ppid _ 2>/dev/null < "$stat" || continue
     [[ $ppid == "$1" && $name == "(hetstencil)" ]] && echo "$pid"
   done
+  return 0
+}
+
+# Whether process $1 is alive (not gone, not a zombie).
+alive() { [[ -r /proc/$1/stat ]] && ! grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null; }
+
+# Kills the last process the launcher $1 started and waits for the job to end:
+# fails if it succeeds, or if it has not ended 30 s later (then says what the
+# processes left were waiting in, and kills them).
+end_by_killing_a_rank() {
+  local job=$1 start=$SECONDS pid
+  kill -KILL "$(ranks_of "$job" | tail -n 1)"
+  while alive "$job" && ((SECONDS - start < 30)); do sleep 0.2; done
+  if alive "$job"; then
+    for pid in "$job" $(ranks_of "$job"); do
+      echo "left: $(cat "/proc/$pid/stat" 2>/dev/null | cut -d' ' -f1-3), waiting in $(cat "/proc/$pid/wchan" 2>/dev/null)" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+    done
+    wait "$job" 2>/dev/null || true
+    fail "the job had not ended $((SECONDS - start)) s after a process was killed"
+  fi
+  if wait "$job"; then fail "the job succeeded with a process killed"; fi
   return 0
 }
