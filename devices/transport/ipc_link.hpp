@@ -67,7 +67,7 @@ class IpcLink {
 
   // Our allocations' handles; throws Error where they cannot be shared.
   SetUp shared() const;
-  // wait_for, its message saying what was waited for (what()).
+  // Waits for `message` (wait_for); an error names what it waited for (what()).
   void wait(Message& message, const std::string& waiting_for) const;
   std::string what(const std::string& doing) const;
 

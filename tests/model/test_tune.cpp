@@ -20,6 +20,12 @@ namespace fs = std::filesystem;
 
 const std::vector<Tunable> kTunables = {{"chunk_values", {64, 256, 1024}, 256}, {"threads", {1, 2}, 2}};
 
+// Whether `t` gives `name` the value `value`.
+bool names(const Tuning& t, const std::string& name, int value) {
+  const auto it = t.find(name);
+  return it != t.end() && it->second == value;
+}
+
 // Samples of a sweep whose median is `seconds`, spread by +-`noise`.
 std::vector<double> around(double seconds, double noise) {
   return {seconds - noise, seconds, seconds + noise, seconds, seconds - noise, seconds + noise, seconds};
@@ -31,7 +37,7 @@ TEST(TuneSearch, KeepsAValueThatBeatsTheDefaultsBeyondTheSpread) {
       kTunables,
       [&](const Tuning& t) {
         asked.push_back(t);
-        const bool fast = t.count("chunk_values") && t.at("chunk_values") == 1024;
+        const bool fast = names(t, "chunk_values", 1024);
         return around(fast ? 1.0 : 2.0, 0.05);
       },
       {});
@@ -64,7 +70,7 @@ TEST(TuneSearch, AGainThatDoesNotHoldBesideTheDefaultsIsDropped) {
       kTunables,
       [&](const Tuning& t) {
         ++calls;
-        const bool candidate = t.count("threads") && t.at("threads") == 1;
+        const bool candidate = names(t, "threads", 1);
         return around(candidate && calls < 8 ? 1.0 : 2.0, 0.01);
       },
       {});
@@ -97,8 +103,8 @@ TEST(TuneSearch, AParameterThatPicksAKernelStartsASearchOfItsOwn) {
       tunables,
       [&](const Tuning& t) {
         asked.push_back(t);
-        const bool other = t.count("kernel") && t.at("kernel") == 1;
-        const bool wide = t.count("width") && t.at("width") == 4;
+        const bool other = names(t, "kernel", 1);
+        const bool wide = names(t, "width", 4);
         return around(other ? (wide ? 1.0 : 3.0) : 2.0, 0.01);
       },
       {});
@@ -106,7 +112,7 @@ TEST(TuneSearch, AParameterThatPicksAKernelStartsASearchOfItsOwn) {
   EXPECT_DOUBLE_EQ(out.tuned_s, 1.0);
   EXPECT_FALSE(out.out_of_time);
   for (const Tuning& t : asked) {
-    EXPECT_FALSE(t.count("kernel") && t.at("kernel") == 0) << "the defaults' kernel is never named";
+    EXPECT_FALSE(names(t, "kernel", 0)) << "the defaults' kernel is never named";
   }
 }
 
@@ -119,17 +125,17 @@ TEST(TuneSearch, AParameterIsTriedOnlyWhereTheOthersMakeItMatter) {
       tunables,
       [&](const Tuning& t) {
         asked.push_back(t);
-        const bool other = t.count("kernel") && t.at("kernel") == 1;
-        const bool wide = t.count("width") && t.at("width") == 4;
+        const bool other = names(t, "kernel", 1);
+        const bool wide = names(t, "width", 4);
         return around(other ? 1.5 : (wide ? 1.0 : 2.0), 0.01);
       },
       {});
   EXPECT_EQ(out.chosen, (Tuning{{"width", 4}}));
   int widths_of_kernel_0 = 0;
   for (const Tuning& t : asked) {
-    const bool other = t.count("kernel") && t.at("kernel") == 1;
+    const bool other = names(t, "kernel", 1);
     EXPECT_FALSE(other && t.count("width")) << "width tried with kernel 1: " << tuning_text(t);
-    if (!other && t.count("width") && t.at("width") != 4) ++widths_of_kernel_0;
+    if (!other && names(t, "width", 2)) ++widths_of_kernel_0;
   }
   EXPECT_GE(widths_of_kernel_0, 1) << "width 2 tried with kernel 0";
 }
