@@ -25,6 +25,7 @@ class Budget {
   explicit Budget(double seconds) : start_(std::chrono::steady_clock::now()), seconds_(seconds) {}
   bool allows(double more) const { return seconds_since(start_) + more <= seconds_; }
   double used() const { return seconds_since(start_); }
+  double left() const { return seconds_ - used(); }
   /// Logs (with -v) where the time goes: `what` took the time since the last mark.
   void mark(const std::string& what) {
     const double now = used();

@@ -345,8 +345,11 @@ void sized_cpu_curves(const Topology& topology, const std::vector<const DeviceSp
   const double curves_s = seconds_since(begin);
   const HostLoad::Figures seen = load.since_start();
   if (!(seen.stolen > HostLoad::kCrowdingCores)) return;
-  if (!budget.allows(static_cast<double>(cpus.size()) * kTeamTrialsSeconds + curves_s)) {
-    skipped.push_back("CPU devices' team sizes, " + to_string(precision) + " (" + seen.describe() + ")");
+  // The trials, then the curves again with the teams kept.
+  const double needed = static_cast<double>(cpus.size()) * kTeamTrialsSeconds + curves_s;
+  if (!budget.allows(needed)) {
+    skipped.push_back(fmt::format("CPU devices' team sizes, {} ({}; the trials and the curves again need {:.0f} s more)",
+                                  to_string(precision), seen.describe(), std::ceil(needed - budget.left())));
     return;
   }
   log::info("calibration: while the CPU devices swept, {}; timing other teams", seen.describe());
