@@ -57,6 +57,14 @@ double RateCurve::seconds(std::int64_t rows) const {
   return points_.back().seconds;  // not reached
 }
 
+double RateCurve::slowest_row_s(std::int64_t rows) const {
+  double slowest = 0.0;
+  for (const Point& p : points_) {
+    if (p.rows >= rows) slowest = std::max(slowest, p.seconds / static_cast<double>(p.rows));
+  }
+  return slowest;
+}
+
 RateCurve RateCurve::scaled(double factor) const {
   RateCurve c = *this;
   for (auto& p : c.points_) p.seconds *= factor;

@@ -25,6 +25,10 @@ class RateCurve {
 
   double seconds(std::int64_t rows) const;
   const std::vector<Point>& points() const { return points_; }
+  /// The slowest time a row among its points of `rows` rows or more (0: it
+  /// has none so large): the pace more rows settle at where these rows fit a
+  /// cache that those outgrow.
+  double slowest_row_s(std::int64_t rows) const;
   bool empty() const { return points_.empty(); }
   /// A copy with every time multiplied by `factor` (another width, say).
   RateCurve scaled(double factor) const;

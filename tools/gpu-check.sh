@@ -70,6 +70,7 @@ record() {
 step "machine"
 nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader || true
 echo "cores: $(nproc)"
+lscpu | grep -E '^(Model name|Thread\(s\) per core|Core\(s\) per socket|Socket\(s\)|L2 cache|L3 cache|Hypervisor)' || true
 
 step "configure + build (CUDA, sm_90)"
 # The parts that run the command line alone build it alone: the tests' CUDA
@@ -446,6 +447,8 @@ if want throttled; then
     $bin sweep "${common[@]}" --vary cpu0 --from 0 --to 0.6 --step 0.05 --repeats 3 \
       --csv "$out/sweep-$label.csv" --json "$out/sweep-$label.json" >"$out/sweep-$label.txt" 2>&1
     record "$label SMs $pct%" "$(grep -E '^worst point error' "$out/sweep-$label.txt")"
+    cached=$(grep -oE '^[0-9]+ of [0-9]+ points give a CPU device rows.*' "$out/sweep-$label.txt" | sed -E 's/:.*;/;/')
+    [ -z "$cached" ] || record "" "$cached"
     kept=$(grep -oE 'cpu0: [0-9]+ workers swept.*' "$out/calibrate-$label.txt" | tail -1)
     [ -z "$kept" ] || record "" "$kept"
     unsized=$(grep -oE "skipped \(budget\): CPU devices' team sizes.*" "$out/calibrate-$label.txt" | tail -1)

@@ -38,6 +38,11 @@ struct DevicePrediction {
   double setup_s = 0.0;      ///< attaching its slab (allocation, first touch or the copy to a GPU)
   double teardown_s = 0.0;   ///< detaching it (the copy back into the solution)
   double sized_slower = 1.0;  ///< its rows were sized as if it swept this much slower than its curve
+  /// A CPU device whose rows its curve sweeps at least 1.5 times faster a row
+  /// than more rows (they fit a cache that those outgrow): one sweep of them
+  /// at that slower pace, which a cache shared with other programs or guests
+  /// (a virtual machine's L3) may leave a solve (0: its rows are not so).
+  double uncached_compute_s = 0.0;
 };
 
 /// What the model predicts for a whole run (seconds).
@@ -53,6 +58,9 @@ struct Prediction {
   /// threads, first launches, last waits): the slowest device's.
   double fixed_s = 0.0;
   double total_s = 0.0;      ///< set-up + fixed + iterations x iteration + checks x check + tear-down
+  /// The iteration where each device with an uncached_compute_s sweeps at
+  /// that pace (0: no device's rows fit a cache in its curve).
+  double uncached_iteration_s = 0.0;
   std::vector<std::string> notes;  ///< what the model could not find and assumed
 };
 

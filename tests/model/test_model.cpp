@@ -92,6 +92,16 @@ TEST(RateCurve, InterpolatesMonotonicallyAndExtrapolates) {
   EXPECT_THROW(RateCurve({{0, 1.0}}), InvalidArgument);
 }
 
+// The pace more rows settle at: the slowest a row among the points at or
+// past the rows asked for.
+TEST(RateCurve, TheSlowestRowAmongLargerPoints) {
+  const RateCurve c({{64, 32e-6}, {1024, 512e-6}, {2048, 2048e-6}, {8192, 7000e-6}});
+  EXPECT_DOUBLE_EQ(c.slowest_row_s(1024), 1e-6) << "2048 rows' pace, past a cache that 1024 fit";
+  EXPECT_DOUBLE_EQ(c.slowest_row_s(65), 1e-6);
+  EXPECT_DOUBLE_EQ(c.slowest_row_s(4096), 7000e-6 / 8192);
+  EXPECT_EQ(c.slowest_row_s(8193), 0.0) << "no point so large";
+}
+
 TEST(RateCurve, UpdatesMoveTowardsMeasurements) {
   RateCurve c({{100, 1.0}, {1000, 10.0}});
   c.update(100, 2.0, 0.5);
@@ -249,6 +259,39 @@ TEST(Predict, ANegativeOverheadCountsOnlyForAGpuAlone) {
   const Prediction beside =
       predict(p, {{"cpu0", DeviceKind::Cpu, 64}, {"gpu0", DeviceKind::Gpu, 960}}, Precision::Float, 1024, stop);
   EXPECT_GE(beside.devices[1].exposed_s, 0.0);
+}
+
+// A CPU curve that sweeps 1024 rows at half the pace a row of 4096 (its two
+// slabs fit the last-level cache at 1024): the model prices the curve, and
+// gives the slower pace beside it, in the prediction and in a note.
+TEST(Predict, ACpuSlabThatFitsACacheHasThePacePastItBeside) {
+  Profile p = sample_profile();
+  p.devices["cpu0"].rates[rate_key(Precision::Float, 1024)] =
+      RateCurve({{16, 16e-6}, {1024, 512e-6}, {2048, 1024e-6}, {4096, 4096e-6}});
+  StopRule stop;
+  stop.max_iterations = 10;
+  const Prediction cached =
+      predict(p, {{"cpu0", DeviceKind::Cpu, 1024}, {"gpu0", DeviceKind::Gpu, 3000}}, Precision::Float, 1024, stop);
+  const DevicePrediction& cpu = cached.devices[0];
+  EXPECT_NEAR(cpu.compute_s, 512e-6, 1e-15);
+  EXPECT_NEAR(cpu.uncached_compute_s, 1024e-6, 1e-15);
+  EXPECT_NEAR(cached.uncached_iteration_s, cpu.iteration_s + 512e-6, 1e-15);
+  ASSERT_EQ(cached.notes.size(), 1u);
+  EXPECT_NE(cached.notes[0].find("cpu0's 1024 rows sweep in 0.512 ms by its curve, which sweeps more rows 2.0 times "
+                                 "slower a row"),
+            std::string::npos)
+      << cached.notes[0];
+  EXPECT_NE(cached.notes[0].find("at up to that pace, 1.02 ms"), std::string::npos) << cached.notes[0];
+  EXPECT_EQ(cached.devices[1].uncached_compute_s, 0.0) << "a GPU's curve is not read so";
+  // Past the step, and part way up it (3000 rows: 1.22 times slower a row
+  // at 4096, under kCacheStep), one pace.
+  for (const std::int64_t rows : {4096, 3000}) {
+    const Prediction one =
+        predict(p, {{"cpu0", DeviceKind::Cpu, rows}, {"gpu0", DeviceKind::Gpu, 4000}}, Precision::Float, 1024, stop);
+    EXPECT_EQ(one.devices[0].uncached_compute_s, 0.0) << rows;
+    EXPECT_EQ(one.uncached_iteration_s, 0.0) << rows;
+    EXPECT_TRUE(one.notes.empty()) << rows;
+  }
 }
 
 TEST(Predict, CpuAndGpuSplit) {

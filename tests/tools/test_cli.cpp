@@ -292,14 +292,14 @@ TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
   std::string line;
   ASSERT_TRUE(std::getline(in, line));
   EXPECT_EQ(line, "point,share,cpu0_rows,cpu1_rows,cpu2_rows,predicted_iteration_s,measured_iteration_s,measured_min_s,"
-                  "measured_max_s,error_percent,disturbed,same_bits");
-  int sweep = 0, model = 0;
+                  "measured_max_s,error_percent,disturbed,same_bits,uncached_iteration_s");
+  int sweep = 0, model = 0, cached = 0;
   std::vector<std::int64_t> cpu0_rows;
   while (std::getline(in, line)) {
     std::vector<std::string> cells;
     std::stringstream fields(line);
     for (std::string cell; std::getline(fields, cell, ',');) cells.push_back(cell);
-    ASSERT_EQ(cells.size(), 12u) << line;
+    ASSERT_TRUE(cells.size() == 12u || cells.size() == 13u) << "the last cell empty where no slab fits a cache: " << line;
     EXPECT_EQ(std::stoll(cells[2]) + std::stoll(cells[3]) + std::stoll(cells[4]), 30) << line;
     EXPECT_GT(std::stod(cells[5]), 0.0) << "predicted: " << line;
     EXPECT_GT(std::stod(cells[6]), 0.0) << "measured: " << line;
@@ -307,6 +307,10 @@ TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
     EXPECT_GE(std::stod(cells[8]), std::stod(cells[6])) << "slowest run, median: " << line;
     EXPECT_TRUE(cells[10] == "yes" || cells[10] == "no") << "disturbed: " << line;
     EXPECT_EQ(cells[11], "yes") << line;
+    if (cells.size() == 13u) {
+      ++cached;
+      EXPECT_GE(std::stod(cells[12]), std::stod(cells[5])) << "the pace past a cache is the slower: " << line;
+    }
     if (cells[0] == "sweep") {
       ++sweep;
       cpu0_rows.push_back(std::stoll(cells[2]));
@@ -323,6 +327,7 @@ TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
   EXPECT_EQ(std::string(magic + 1, 3), "PNG") << "no plot at " << (test_folder() / "sweep.png");
   EXPECT_NE(r.out.find("plot written to"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("worst point error"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("against the nearer of the two") != std::string::npos, cached > 0) << r.out;
 
   // The JSON: its schema, every point measured in each of the 3 rounds, a canary before each run.
   std::ifstream json_file(test_folder() / "sweep.json");
@@ -331,7 +336,11 @@ TEST(Cli, SweepRunsEverySplitAndDrawsIt) {
   EXPECT_EQ(j.at("schema_version"), 1);
   EXPECT_EQ(j.at("points").size(), 7u);
   EXPECT_EQ(j.at("order").size(), 7u);
+  EXPECT_LE(j.at("worst_nearer_error_percent").get<double>(), j.at("worst_error_percent").get<double>());
   for (const auto& pt : j.at("points")) {
+    EXPECT_TRUE(pt.at("uncached_iteration_s").is_null() ||
+                pt.at("uncached_iteration_s").get<double>() >= pt.at("predicted_iteration_s").get<double>())
+        << pt.dump();
     EXPECT_EQ(pt.at("samples_s").size(), 3u) << pt.dump();
     EXPECT_EQ(pt.at("canary_bytes_per_s").size(), 3u) << pt.dump();
     EXPECT_GT(pt.at("canary_bytes_per_s").at(0).get<double>(), 0.0) << pt.dump();
