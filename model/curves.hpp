@@ -7,9 +7,18 @@
 
 namespace hetstencil {
 
+/// Rows sweep this many times slower a row past a cache's edge than inside it
+/// (2x from the 300 MiB L3 of the GPU hosts to their memory), well above the
+/// curves' noise: a rise between two points this steep is a cache's edge.
+constexpr double kCacheStep = 1.5;
+
 /// Seconds for one iteration over r rows of one width and precision, from a
 /// few measured points. Between points: linear, after making the samples
-/// non-decreasing in r (a device never gets faster with more rows). Below the
+/// non-decreasing in r (a device never gets faster with more rows), but across
+/// a cache's edge (the later point's time a row kCacheStep times the earlier's
+/// or more; calibration measures either side of the last-level cache's) at the
+/// later point's pace: a cache that others share holds less than its size, and
+/// rows between the two swept at the memory's pace on the GPU hosts. Below the
 /// first point: towards the intercept of the first two points, clamped to
 /// [0, first time] — near zero for a CPU, a floor for a GPU whose small slabs
 /// under-fill it. Above the last point: the last segment's time per row.

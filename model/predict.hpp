@@ -27,11 +27,6 @@ struct PlannedDevice {
 /// the rows are worth less than what the GPUs lose waiting for it.
 constexpr double kCpuMarginBesideGpus = 0.2;
 
-/// A CPU device's rows fit a cache in its curve where more rows sweep this
-/// many times slower a row: the step from a last-level cache to memory (2x on
-/// the GPU hosts' 300 MiB L3), well above the curves' noise.
-constexpr double kCacheStep = 1.5;
-
 /// The model of one device order for one problem: curves and links are looked
 /// up once, so that a planner can price many row counts quickly.
 class SplitModel {

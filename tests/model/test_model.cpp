@@ -92,6 +92,21 @@ TEST(RateCurve, InterpolatesMonotonicallyAndExtrapolates) {
   EXPECT_THROW(RateCurve({{0, 1.0}}), InvalidArgument);
 }
 
+// Across a cache's edge (2 times slower a row from 2048 rows to 2560), rows
+// between the two points sweep at the later one's pace; elsewhere, linearly.
+TEST(RateCurve, AcrossACachesEdgeAtThePacePastIt) {
+  const RateCurve c({{1024, 0.5e-3}, {2048, 1.0e-3}, {2560, 2.56e-3}, {4096, 4.2e-3}});
+  EXPECT_NEAR(c.seconds(2304), 2304 * 1e-6, 1e-15);
+  EXPECT_NEAR(c.seconds(2049), 2049 * 1e-6, 1e-15);
+  EXPECT_NEAR(c.seconds(1536), 0.75e-3, 1e-15);
+  EXPECT_NEAR(c.seconds(3328), 2.56e-3 + 768 * (4.2e-3 - 2.56e-3) / 1536, 1e-15);
+  double previous = 0.0;
+  for (std::int64_t r = 1; r <= 8192; r += 3) {
+    EXPECT_GE(c.seconds(r), previous) << r;
+    previous = c.seconds(r);
+  }
+}
+
 // The pace more rows settle at: the slowest a row among the points at or
 // past the rows asked for.
 TEST(RateCurve, TheSlowestRowAmongLargerPoints) {
@@ -283,11 +298,12 @@ TEST(Predict, ACpuSlabThatFitsACacheHasThePacePastItBeside) {
       << cached.notes[0];
   EXPECT_NE(cached.notes[0].find("at up to that pace, 1.02 ms"), std::string::npos) << cached.notes[0];
   EXPECT_EQ(cached.devices[1].uncached_compute_s, 0.0) << "a GPU's curve is not read so";
-  // Past the step, and part way up it (3000 rows: 1.22 times slower a row
-  // at 4096, under kCacheStep), one pace.
+  // Past the step, and on it (between the points either side of the
+  // cache's edge, priced at the pace past it), one pace.
   for (const std::int64_t rows : {4096, 3000}) {
     const Prediction one =
         predict(p, {{"cpu0", DeviceKind::Cpu, rows}, {"gpu0", DeviceKind::Gpu, 4000}}, Precision::Float, 1024, stop);
+    EXPECT_NEAR(one.devices[0].compute_s, static_cast<double>(rows) * 1e-6, 1e-15) << rows;
     EXPECT_EQ(one.devices[0].uncached_compute_s, 0.0) << rows;
     EXPECT_EQ(one.uncached_iteration_s, 0.0) << rows;
     EXPECT_TRUE(one.notes.empty()) << rows;
