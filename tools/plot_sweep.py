@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Draws a `hetstencil sweep` CSV: time per iteration against the varied
 device's share, predicted and measured (the median, with a bar from the
-fastest to the slowest run), with the model's split marked by a line and the
+fastest to the slowest run), and where a CPU slab fits a cache in its curve
+the prediction at the pace past that cache; the model's split marked by a line and the
 best measured split by a ring; points measured while the host was disturbed
 are crossed. Uses Debian's python3-matplotlib.
 
@@ -36,6 +37,10 @@ def main():
     predicted = [(100 * float(r["share"]), ms(r, "predicted_iteration_s")) for r in sweep if r["predicted_iteration_s"]]
     if predicted:
         ax.plot(*zip(*predicted), "s--", label="predicted", color="tab:orange", markersize=4)
+    uncached = [(100 * float(r["share"]), ms(r, "uncached_iteration_s")) for r in sweep if r.get("uncached_iteration_s")]
+    if uncached:
+        ax.plot(*zip(*uncached), "v:", label="predicted, a CPU slab that fits a cache at the pace past it",
+                color="tab:purple", markersize=4)
     disturbed = [(100 * float(r["share"]), ms(r, "measured_iteration_s")) for r in rows if r["disturbed"] == "yes"]
     if disturbed:
         ax.plot(*zip(*disturbed), "x", markersize=12, color="tab:gray", label="host disturbed in every run")
