@@ -51,7 +51,7 @@ double RateCurve::seconds(std::int64_t rows) const {
     const Point& b = points_[k];
     const bool cache_edge =
         b.seconds * static_cast<double>(a.rows) >= kCacheStep * a.seconds * static_cast<double>(b.rows);
-    if (rows <= b.rows && cache_edge) return b.seconds * r / static_cast<double>(b.rows);
+    if (cache_edge && (rows <= b.rows || k + 1 == points_.size())) return b.seconds * r / static_cast<double>(b.rows);
     if (rows <= b.rows || k + 1 == points_.size()) {
       const double slope = (b.seconds - a.seconds) / static_cast<double>(b.rows - a.rows);
       return a.seconds + slope * (r - static_cast<double>(a.rows));

@@ -17,8 +17,9 @@ constexpr double kCacheStep = 1.5;
 /// non-decreasing in r (a device never gets faster with more rows), but across
 /// a cache's edge (the later point's time a row kCacheStep times the earlier's
 /// or more; calibration measures either side of the last-level cache's) at the
-/// later point's pace: a cache that others share holds less than its size, and
-/// rows between the two swept at the memory's pace on the GPU hosts. Below the
+/// later point's pace, and past the last point at it too when that segment is
+/// such an edge: a cache that others share holds less than its size, and rows
+/// between the two sweep at the memory's pace on the GPU hosts. Below the
 /// first point: towards the intercept of the first two points, clamped to
 /// [0, first time] — near zero for a CPU, a floor for a GPU whose small slabs
 /// under-fill it. Above the last point: the last segment's time per row.

@@ -111,14 +111,9 @@ DevicePrediction SplitModel::device(std::size_t k, std::int64_t rows) const {
     p.iteration_s = std::numeric_limits<double>::infinity();  // a plan the executor refuses
     return p;
   }
-  // Its rows, and the ghost rows but the outermost on a side with a neighbour.
   const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
-  const std::int64_t swept = rows_swept(rows, neighbours, variant_);
+  const std::int64_t swept = swept_rows(k, rows);
   p.compute_s = e.rate.seconds(swept) * e.priced_slower;
-  if (e.device.kind == DeviceKind::Cpu) {
-    const double uncached = e.rate.slowest_row_s(swept) * static_cast<double>(swept) * e.priced_slower;
-    if (uncached >= kCacheStep * p.compute_s) p.uncached_compute_s = uncached;
-  }
   p.exchange_s = e.exchange / static_cast<double>(depth());
   if (e.device.kind == DeviceKind::Gpu) {
     // The edge rows first (a sync sweep's first and last, a blocked round's K
@@ -154,8 +149,7 @@ void SplitModel::share_memory(std::vector<DevicePrediction>& devices) const {
   std::int64_t all = 0;
   for (std::size_t k = 0; k < entries_.size(); ++k) {
     if (!entries_[k].rest || !std::isfinite(devices[k].compute_s)) continue;
-    const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
-    swept[k] = rows_swept(devices[k].rows, neighbours, variant_);
+    swept[k] = swept_rows(k, devices[k].rows);
     all += swept[k];
     sharing.push_back(k);
   }
@@ -181,17 +175,17 @@ void SplitModel::share_memory(std::vector<DevicePrediction>& devices) const {
   }
 }
 
-Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
-  Prediction out;
-  out.iterations = iterations_;
-  out.checks = checks_;
-  out.notes = notes_;
-  for (std::size_t k = 0; k < entries_.size(); ++k) out.devices.push_back(device(k, rows[k]));
-  share_memory(out.devices);
+std::int64_t SplitModel::swept_rows(std::size_t k, std::int64_t rows) const {
+  const int neighbours = (k > 0 ? 1 : 0) + (k + 1 < entries_.size() ? 1 : 0);
+  return rows_swept(rows, neighbours, variant_);
+}
+
+double SplitModel::iteration_s(const std::vector<DevicePrediction>& devices, const std::vector<std::int64_t>& rows) const {
   // From having its ghost rows to publishing its edge rows (in a round).
   std::vector<double> ready(entries_.size(), 0.0);
+  double iteration = 0.0;
   for (std::size_t k = 0; k < entries_.size(); ++k) {
-    const DevicePrediction& p = out.devices[k];
+    const DevicePrediction& p = devices[k];
     const Entry& e = entries_[k];
     if (depth() > 1) {
       ready[k] = static_cast<double>(depth()) * (p.iteration_s - p.exchange_s);
@@ -199,29 +193,57 @@ Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
       ready[k] = e.device.kind == DeviceKind::Gpu ? e.rate.seconds(std::min<std::int64_t>(rows[k], 2))
                                                   : p.compute_s + e.step;
     }
-    out.iteration_s = std::max(out.iteration_s, p.iteration_s);
-    out.check_s = std::max(out.check_s, p.check_s);
-    out.setup_s = std::max(out.setup_s, p.setup_s);
-    out.teardown_s = std::max(out.teardown_s, p.teardown_s);
-    if (rows[k] > 0) out.fixed_s = std::max(out.fixed_s, e.fixed);
+    iteration = std::max(iteration, p.iteration_s);
   }
   // Neighbours A and B each need the other's last iterate: over two rounds
   // the chain runs A's work, the trip to B, B's work, the trip back.
   for (std::size_t k = 0; k + 1 < entries_.size(); ++k) {
     const double chain = ready[k] + ready[k + 1] + entries_[k].to_next + entries_[k].from_next;
-    out.iteration_s = std::max(out.iteration_s, 0.5 * chain / static_cast<double>(depth()));
+    iteration = std::max(iteration, 0.5 * chain / static_cast<double>(depth()));
+  }
+  return iteration;
+}
+
+void SplitModel::price_uncached(const std::vector<std::int64_t>& rows, Prediction& out) const {
+  std::vector<DevicePrediction> uncached = out.devices;
+  bool any = false;
+  for (std::size_t k = 0; k < entries_.size(); ++k) {
+    DevicePrediction& d = out.devices[k];
+    const Entry& e = entries_[k];
+    if (e.device.kind != DeviceKind::Cpu || !(d.compute_s > 0.0) || !std::isfinite(d.compute_s)) continue;
+    const std::int64_t swept = swept_rows(k, rows[k]);
+    const double slower = e.rate.slowest_row_s(swept) * static_cast<double>(swept) * e.priced_slower;
+    if (slower < kCacheStep * d.compute_s) continue;
+    d.uncached_compute_s = slower;
+    uncached[k].iteration_s += slower - d.compute_s;
+    uncached[k].compute_s = slower;
+    any = true;
+    out.notes.push_back(fmt::format(
+        "{}'s {} rows are priced at {:.3g} ms a sweep, and its curve sweeps more rows {:.1f} times slower a row: "
+        "they fit a cache, and where other programs or guests share it (a virtual machine's L3) a solve may sweep "
+        "them at up to that pace, {:.3g} ms",
+        d.name, d.rows, d.compute_s * 1e3, slower / d.compute_s, slower * 1e3));
+  }
+  if (any) out.uncached_iteration_s = iteration_s(uncached, rows);
+}
+
+Prediction SplitModel::predict(const std::vector<std::int64_t>& rows) const {
+  Prediction out;
+  out.iterations = iterations_;
+  out.checks = checks_;
+  out.notes = notes_;
+  for (std::size_t k = 0; k < entries_.size(); ++k) out.devices.push_back(device(k, rows[k]));
+  share_memory(out.devices);
+  out.iteration_s = iteration_s(out.devices, rows);
+  for (std::size_t k = 0; k < entries_.size(); ++k) {
+    const DevicePrediction& p = out.devices[k];
+    out.check_s = std::max(out.check_s, p.check_s);
+    out.setup_s = std::max(out.setup_s, p.setup_s);
+    out.teardown_s = std::max(out.teardown_s, p.teardown_s);
+    if (rows[k] > 0) out.fixed_s = std::max(out.fixed_s, entries_[k].fixed);
   }
   out.total_s = run_total_s(out);
-  for (const DevicePrediction& d : out.devices) {
-    if (d.uncached_compute_s <= 0.0) continue;
-    out.uncached_iteration_s = std::max({out.uncached_iteration_s, out.iteration_s,
-                                         d.iteration_s + d.uncached_compute_s - d.compute_s});
-    out.notes.push_back(fmt::format(
-        "{}'s {} rows sweep in {:.3g} ms by its curve, which sweeps more rows {:.1f} times slower a row: they fit a "
-        "cache, and where other programs or guests share it (a virtual machine's L3) a solve may sweep them at up to "
-        "that pace, {:.3g} ms",
-        d.name, d.rows, d.compute_s * 1e3, d.uncached_compute_s / d.compute_s, d.uncached_compute_s * 1e3));
-  }
+  price_uncached(rows, out);
   return out;
 }
 

@@ -72,6 +72,15 @@ class SplitModel {
   void share_memory(std::vector<DevicePrediction>& devices) const;
   // Sweeps between exchanges, and rows a side exchanged.
   std::int64_t depth() const { return halo_depth(variant_); }
+  // Device k's rows, and the ghost rows but the outermost on a side with a neighbour.
+  std::int64_t swept_rows(std::size_t k, std::int64_t rows) const;
+  // The iteration of devices priced so: the slowest device's, or a chain of
+  // neighbours handing their edges over, where that is longer.
+  double iteration_s(const std::vector<DevicePrediction>& devices, const std::vector<std::int64_t>& rows) const;
+  // A CPU device whose rows its curve sweeps kCacheStep times faster a row
+  // than more rows (they fit a cache) gets the pace past that cache too
+  // (DevicePrediction::uncached_compute_s), and the run its iteration at it.
+  void price_uncached(const std::vector<std::int64_t>& rows, Prediction& out) const;
 
   std::vector<Entry> entries_;
   VariantChoice variant_;

@@ -400,7 +400,8 @@ RateCurve at_as_many_cells(const RateCurve& measured, double wider) {
   for (const RateCurve::Point& p : measured.points()) {
     const auto rows = std::max<std::int64_t>(1, std::llround(static_cast<double>(p.rows) / wider));
     if (!points.empty() && points.back().rows == rows) continue;
-    points.push_back({rows, measured.seconds(std::llround(static_cast<double>(rows) * wider))});
+    // The point's own pace: a row count rounded past a cache's edge would read the pace beyond it.
+    points.push_back({rows, p.seconds * static_cast<double>(rows) * wider / static_cast<double>(p.rows)});
   }
   return RateCurve(std::move(points));
 }

@@ -89,7 +89,7 @@ class SweepPredictor {
     rows[static_cast<std::size_t>(it - devices.begin())] = job.units();
     try {
       const Prediction prediction = model_->predict(p, rows);
-      if (!prediction.notes.empty()) return 0.0;  // estimated from other curves, not its own
+      if (!prediction.estimated.empty()) return 0.0;  // estimated from other curves, not its own
       for (const DevicePrediction& d : prediction.devices) {
         if (d.name == device) return d.compute_s;
       }

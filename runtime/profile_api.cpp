@@ -284,6 +284,7 @@ Plan ProfileModel::plan(const Problem& problem, const VariantChoice& variant) co
   }
   plan.origin = "planned from " + m.path + (model.estimated.empty() ? "" : " (" + model.estimated + ")");
   if (!model.estimated.empty()) plan.prediction->notes.push_back(model.estimated);
+  plan.prediction->estimated = model.estimated;
   std::vector<std::string> used;
   for (const auto& part : plan.parts) used.push_back(m.devices[part.device].name);
   note_tuned(m.profile, problem, used, *plan.prediction);
@@ -304,6 +305,7 @@ Prediction ProfileModel::predict(const Problem& problem, const std::vector<std::
   }
   Prediction p = hetstencil::predict(model.profile, planned, model.units.precision, model.units.nx, problem.stop, variant);
   if (!model.estimated.empty()) p.notes.push_back(model.estimated);
+  p.estimated = model.estimated;
   std::vector<std::string> used;
   for (const PlannedDevice& d : planned) {
     if (d.rows > 0) used.push_back(d.name);

@@ -39,7 +39,7 @@ def main():
         ax.plot(*zip(*predicted), "s--", label="predicted", color="tab:orange", markersize=4)
     uncached = [(100 * float(r["share"]), ms(r, "uncached_iteration_s")) for r in sweep if r.get("uncached_iteration_s")]
     if uncached:
-        ax.plot(*zip(*uncached), "v:", label="predicted, a CPU slab that fits a cache at the pace past it",
+        ax.plot(*zip(*uncached), "v", label="predicted, a CPU slab that fits a cache at the pace past it",
                 color="tab:purple", markersize=4)
     disturbed = [(100 * float(r["share"]), ms(r, "measured_iteration_s")) for r in rows if r["disturbed"] == "yes"]
     if disturbed:

@@ -41,7 +41,8 @@ struct DevicePrediction {
   /// A CPU device whose rows its curve sweeps at least 1.5 times faster a row
   /// than more rows (they fit a cache that those outgrow): one sweep of them
   /// at that slower pace, which a cache shared with other programs or guests
-  /// (a virtual machine's L3) may leave a solve (0: its rows are not so).
+  /// (a virtual machine's L3) may leave a solve (0: its rows are not so;
+  /// shown by plan, predict and sweep).
   double uncached_compute_s = 0.0;
 };
 
@@ -61,7 +62,12 @@ struct Prediction {
   /// The iteration where each device with an uncached_compute_s sweeps at
   /// that pace (0: no device's rows fit a cache in its curve).
   double uncached_iteration_s = 0.0;
-  std::vector<std::string> notes;  ///< what the model could not find and assumed
+  /// What the model could not find and assumed, and what a reader of the
+  /// prediction should know besides (a second pace, tuned parameters).
+  std::vector<std::string> notes;
+  /// Which devices' curves were estimated from another stencil's, and from
+  /// what ("" where each device has its own; also among the notes).
+  std::string estimated;
 };
 
 /// A device a plan does not use, and why (in words, with the predicted times).

@@ -100,6 +100,8 @@ TEST(RateCurve, AcrossACachesEdgeAtThePacePastIt) {
   EXPECT_NEAR(c.seconds(2049), 2049 * 1e-6, 1e-15);
   EXPECT_NEAR(c.seconds(1536), 0.75e-3, 1e-15);
   EXPECT_NEAR(c.seconds(3328), 2.56e-3 + 768 * (4.2e-3 - 2.56e-3) / 1536, 1e-15);
+  const RateCurve ending({{1024, 0.5e-3}, {2048, 1.0e-3}, {2560, 2.56e-3}});
+  EXPECT_NEAR(ending.seconds(5120), 5.12e-3, 1e-15) << "past a last segment that is an edge: at its pace";
   double previous = 0.0;
   for (std::int64_t r = 1; r <= 8192; r += 3) {
     EXPECT_GE(c.seconds(r), previous) << r;
@@ -281,23 +283,24 @@ TEST(Predict, ANegativeOverheadCountsOnlyForAGpuAlone) {
 // gives the slower pace beside it, in the prediction and in a note.
 TEST(Predict, ACpuSlabThatFitsACacheHasThePacePastItBeside) {
   Profile p = sample_profile();
-  p.devices["cpu0"].rates[rate_key(Precision::Float, 1024)] =
-      RateCurve({{16, 16e-6}, {1024, 512e-6}, {2048, 1024e-6}, {4096, 4096e-6}});
+  const RateCurve stepped({{16, 16e-6}, {1024, 512e-6}, {2048, 1024e-6}, {4096, 4096e-6}});
+  p.devices["cpu0"].rates[rate_key(Precision::Float, 1024)] = stepped;
+  p.devices["gpu0"].rates[rate_key(Precision::Float, 1024)] = stepped.scaled(0.1);
   StopRule stop;
   stop.max_iterations = 10;
   const Prediction cached =
-      predict(p, {{"cpu0", DeviceKind::Cpu, 1024}, {"gpu0", DeviceKind::Gpu, 3000}}, Precision::Float, 1024, stop);
+      predict(p, {{"cpu0", DeviceKind::Cpu, 1024}, {"gpu0", DeviceKind::Gpu, 1500}}, Precision::Float, 1024, stop);
   const DevicePrediction& cpu = cached.devices[0];
   EXPECT_NEAR(cpu.compute_s, 512e-6, 1e-15);
   EXPECT_NEAR(cpu.uncached_compute_s, 1024e-6, 1e-15);
   EXPECT_NEAR(cached.uncached_iteration_s, cpu.iteration_s + 512e-6, 1e-15);
   ASSERT_EQ(cached.notes.size(), 1u);
-  EXPECT_NE(cached.notes[0].find("cpu0's 1024 rows sweep in 0.512 ms by its curve, which sweeps more rows 2.0 times "
-                                 "slower a row"),
+  EXPECT_NE(cached.notes[0].find("cpu0's 1024 rows are priced at 0.512 ms a sweep, and its curve sweeps more rows "
+                                 "2.0 times slower a row"),
             std::string::npos)
       << cached.notes[0];
   EXPECT_NE(cached.notes[0].find("at up to that pace, 1.02 ms"), std::string::npos) << cached.notes[0];
-  EXPECT_EQ(cached.devices[1].uncached_compute_s, 0.0) << "a GPU's curve is not read so";
+  EXPECT_EQ(cached.devices[1].uncached_compute_s, 0.0) << "a GPU's curve, stepped too, is not read so";
   // Past the step, and on it (between the points either side of the
   // cache's edge, priced at the pace past it), one pace.
   for (const std::int64_t rows : {4096, 3000}) {

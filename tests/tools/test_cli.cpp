@@ -168,6 +168,55 @@ TEST(Cli, ASweepSaysWhenTheHostRanAtAnotherSpeedAsItWasCalibrated) {
   EXPECT_NE(slow.out.find("the host was slower then"), std::string::npos) << slow.out;
 }
 
+// A CPU curve that sweeps 8 rows or fewer at half the pace a row of 12 (a
+// cache's edge between them): the sweep gives the points whose slabs fit the
+// cache their second pace, counts them, and judges each against the nearer.
+TEST(Cli, ASweepGivesASlabThatFitsACacheThePacePastIt) {
+  const std::string sweep = "sweep --nx 24 --ny 16 --iters 5 --cpu-devices 2 --devices cpu --threads 1 "
+                            "--from 0.25 --to 0.75 --step 0.25 --repeats 1";
+  const CliRun calibrated = run_cli(sweep + " --budget 60");
+  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err << calibrated.out;
+  std::vector<fs::path> profiles;
+  for (const auto& e : fs::directory_iterator(test_cache() / "hetstencil")) {
+    if (e.path().extension() == ".json") profiles.push_back(e.path());
+  }
+  ASSERT_EQ(profiles.size(), 1u);
+  {
+    std::ifstream in(profiles[0]);
+    auto j = nlohmann::json::parse(in);
+    int cpus = 0;
+    for (auto& [name, device] : j.at("devices").items()) {
+      if (device.at("kind") != "cpu") continue;
+      ++cpus;
+      device["rates"]["double/24"] = nlohmann::json::array({{2, 2e-5}, {8, 8e-5}, {12, 24e-5}, {16, 32e-5}});
+      device.erase("rest");  // priced by the curve alone
+      device.erase("rest_rows");
+    }
+    EXPECT_EQ(cpus, 2) << j.dump(2);
+    std::ofstream(profiles[0]) << j.dump(2);
+  }
+  const fs::path json = test_folder() / "cached-sweep.json";
+  const CliRun r = run_cli(sweep + " --no-calibrate --json " + json.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_NE(r.out.find("with the CPU slab that fits a cache swept at the pace past it"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("points give a CPU device rows that its curve sweeps in a cache"), std::string::npos) << r.out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  int cached = 0;
+  for (const auto& pt : j.at("points")) {
+    if (pt.at("uncached_iteration_s").is_null()) continue;
+    ++cached;
+    const double more = pt.at("uncached_iteration_s").get<double>() - pt.at("predicted_iteration_s").get<double>();
+    if (pt.at("point") == "sweep" && pt.at("share").get<double>() == 0.5) {
+      EXPECT_NEAR(more, 8e-5, 1e-9) << "8 rows each, 1e-5 s a row more at the 12-row point's pace: " << pt.dump();
+    } else {
+      EXPECT_GE(more, 0.0) << "the device with 12 rows may set the iteration at either pace: " << pt.dump();
+    }
+  }
+  EXPECT_GE(cached, 3) << "the three shares each give a device 4 or 8 rows: " << j.dump(2);
+  EXPECT_LE(j.at("worst_nearer_error_percent").get<double>(), j.at("worst_error_percent").get<double>());
+}
+
 TEST(Cli, WithoutAProfileSolveCalibratesFirstAndSaysSo) {
   const std::string machine = " --cpu-devices 2 --devices cpu --threads 1";
   const CliRun even = run_cli("solve --nx 16 --iters 3 --no-calibrate" + machine);
