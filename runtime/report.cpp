@@ -66,6 +66,14 @@ std::optional<double> predicted_iteration_s(const Report& r) {
   return solve / static_cast<double>(std::max<std::int64_t>(r.iterations, 1));
 }
 
+std::optional<double> uncached_iteration_s(const Report& r) {
+  const std::optional<double> predicted = predicted_iteration_s(r);
+  if (!predicted || r.predicted->uncached_iteration_s <= 0.0) return std::nullopt;
+  const double more = r.predicted->uncached_iteration_s - r.predicted->iteration_s;
+  return *predicted + more * static_cast<double>(r.predicted->iterations) /
+                          static_cast<double>(std::max<std::int64_t>(r.iterations, 1));
+}
+
 double error_percent(double predicted, double measured) {
   return measured > 0.0 ? 100.0 * (predicted - measured) / measured : 0.0;
 }
@@ -98,6 +106,12 @@ std::string format_report(const Report& r) {
                    "measured {:.4f} s ({:+.1f}%)\n",
                    *predicted * 1e3, measured * 1e3, error_percent(*predicted, measured), r.predicted->total_s,
                    measured_total(r), error_percent(r.predicted->total_s, measured_total(r)));
+    if (const auto uncached = uncached_iteration_s(r)) {
+      fmt::format_to(put,
+                     "a CPU slab fits a cache in its curve: at the pace past it (where other programs or guests share "
+                     "the cache, as a virtual machine's L3) the prediction is {:.4f} ms an iteration ({:+.1f}%)\n",
+                     *uncached * 1e3, error_percent(*uncached, measured));
+    }
   } else {
     fmt::format_to(put, "measured {:.4f} ms an iteration, the run {:.4f} s (no model to predict it)\n", measured * 1e3,
                    measured_total(r));
@@ -162,6 +176,7 @@ std::string to_json(const Report& r, int indent) {
       {"predicted_s", r.predicted ? nlohmann::json(r.predicted->total_s) : nlohmann::json(nullptr)},
       {"measured_s", measured_total(r)},
       {"predicted_iteration_s", or_null(predicted_iteration_s(r))},
+      {"uncached_iteration_s", or_null(uncached_iteration_s(r))},
       {"measured_iteration_s", iteration_s(r)},
       {"host",
        {{"others_cores", r.host.load.others >= 0.0 ? nlohmann::json(r.host.load.others) : nlohmann::json(nullptr)},

@@ -95,6 +95,10 @@ HETSTENCIL_API std::string host_disturbance(const Report& report);
 HETSTENCIL_API double iteration_s(const Report& report);
 /// What the prediction says of it, when there is one.
 HETSTENCIL_API std::optional<double> predicted_iteration_s(const Report& report);
+/// What the prediction says of it where each CPU slab that fits a cache in its
+/// curve sweeps at the pace past that cache (Prediction::uncached_iteration_s);
+/// none where no slab fits one.
+HETSTENCIL_API std::optional<double> uncached_iteration_s(const Report& report);
 /// (predicted - measured) / measured in percent (0 when nothing was measured).
 HETSTENCIL_API double error_percent(double predicted, double measured);
 

@@ -215,6 +215,12 @@ TEST(Cli, ASweepGivesASlabThatFitsACacheThePacePastIt) {
   }
   EXPECT_GE(cached, 3) << "the three shares each give a device 4 or 8 rows: " << j.dump(2);
   EXPECT_LE(j.at("worst_nearer_error_percent").get<double>(), j.at("worst_error_percent").get<double>());
+
+  // A solve's report gives the second pace too.
+  const CliRun solve = run_cli("solve --nx 24 --ny 16 --iters 5 --cpu-devices 2 --devices cpu --threads 1 --no-calibrate "
+                               "--no-learn --rows 8,8");
+  ASSERT_EQ(solve.exit_code, 0) << solve.err << solve.out;
+  EXPECT_NE(solve.out.find("a CPU slab fits a cache in its curve: at the pace past it"), std::string::npos) << solve.out;
 }
 
 TEST(Cli, WithoutAProfileSolveCalibratesFirstAndSaysSo) {

@@ -88,16 +88,6 @@ struct Point {
   }
 };
 
-// A report's predicted_iteration_s with its CPU slabs that fit a cache swept
-// at the pace past it (none where no slab fits one).
-std::optional<double> uncached_iteration_s(const Report& r) {
-  const std::optional<double> predicted = predicted_iteration_s(r);
-  if (!predicted || r.predicted->uncached_iteration_s <= 0.0) return std::nullopt;
-  const double more = r.predicted->uncached_iteration_s - r.predicted->iteration_s;
-  return *predicted + more * static_cast<double>(r.predicted->iterations) /
-                          static_cast<double>(std::max<std::int64_t>(r.iterations, 1));
-}
-
 // The smaller of a point's errors against its two paces: how far the model's
 // figures are from it once a cache shared with others may be lost.
 double nearer_error_percent(const Point& pt) {
