@@ -459,8 +459,14 @@ TEST(Cli, CalibrateShowPredictAndLearn) {
   expect_failure("predict --nx 64 --rows 20,20" + machine, "add up to 40");
   expect_failure("predict --nx 64 --rows 64" + machine, "1 counts for 2 devices");
 
-  const CliRun solve = run_cli("solve --nx 64 --iters 20" + machine);
-  ASSERT_EQ(solve.exit_code, 0) << solve.err;
+  // A run more than 4 times off its curve is taken for a spike and teaches
+  // nothing: on a loaded 2-core machine one run of a 64 x 64 grid in the cache
+  // took 19 times its curve's time. Three runs give learning its chance.
+  CliRun solve;
+  for (int run = 0; run < 3 && solve.out.find("updated from this run") == std::string::npos; ++run) {
+    solve = run_cli("solve --nx 64 --iters 20" + machine);
+    ASSERT_EQ(solve.exit_code, 0) << solve.err;
+  }
   EXPECT_NE(solve.out.find("updated from this run"), std::string::npos) << solve.out;
   EXPECT_NE(solve.out.find("split: planned from"), std::string::npos) << solve.out;
   const CliRun planned = run_cli("solve --nx 64 --iters 20 --json --no-learn" + machine);
