@@ -142,23 +142,31 @@ TEST(Cli, HelpExplainsEveryOption) {
 
 // A profile calibrated while the host ran at another speed: a sweep compares
 // its canaries with the one the calibration kept, and says which way it was.
-TEST(Cli, ASweepSaysWhenTheHostRanAtAnotherSpeedAsItWasCalibrated) {
-  const std::string sweep = "sweep --nx 24 --ny 16 --iters 5 --cpu-devices 2 --devices cpu --threads 1 "
-                            "--from 0.25 --to 0.75 --step 0.25 --repeats 1";
-  const CliRun calibrated = run_cli(sweep + " --budget 60");
-  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err << calibrated.out;
+// A small sweep of two CPU devices, and the one profile its calibration
+// wrote (empty, after a failed assertion, where it wrote none or several).
+const std::string kSmallSweep = "sweep --nx 24 --ny 16 --iters 5 --cpu-devices 2 --devices cpu --threads 1 "
+                                "--from 0.25 --to 0.75 --step 0.25 --repeats 1";
+fs::path calibrated_profile() {
+  const CliRun calibrated = run_cli(kSmallSweep + " --budget 60");
+  EXPECT_EQ(calibrated.exit_code, 0) << calibrated.err << calibrated.out;
   std::vector<fs::path> profiles;
   for (const auto& e : fs::directory_iterator(test_cache() / "hetstencil")) {
     if (e.path().extension() == ".json") profiles.push_back(e.path());
   }
-  ASSERT_EQ(profiles.size(), 1u);
+  EXPECT_EQ(profiles.size(), 1u);
+  return profiles.size() == 1u ? profiles[0] : fs::path();
+}
+
+TEST(Cli, ASweepSaysWhenTheHostRanAtAnotherSpeedAsItWasCalibrated) {
+  const fs::path profile = calibrated_profile();
+  ASSERT_FALSE(profile.empty());
   const auto with_canary = [&](double bytes_per_s) {
-    std::ifstream in(profiles[0]);
+    std::ifstream in(profile);
     auto j = nlohmann::json::parse(in);
     EXPECT_GT(j.at("canary_bytes_per_s").get<double>(), 0.0) << "the calibration keeps its canary";
     j["canary_bytes_per_s"] = bytes_per_s;
-    std::ofstream(profiles[0]) << j.dump(2);
-    return run_cli(sweep + " --no-calibrate");
+    std::ofstream(profile) << j.dump(2);
+    return run_cli(kSmallSweep + " --no-calibrate");
   };
   const CliRun fast = with_canary(1e15);  // no host copies a petabyte a second
   ASSERT_EQ(fast.exit_code, 0) << fast.err;
@@ -172,17 +180,10 @@ TEST(Cli, ASweepSaysWhenTheHostRanAtAnotherSpeedAsItWasCalibrated) {
 // cache's edge between them): the sweep gives the points whose slabs fit the
 // cache their second pace, counts them, and judges each against the nearer.
 TEST(Cli, ASweepGivesASlabThatFitsACacheThePacePastIt) {
-  const std::string sweep = "sweep --nx 24 --ny 16 --iters 5 --cpu-devices 2 --devices cpu --threads 1 "
-                            "--from 0.25 --to 0.75 --step 0.25 --repeats 1";
-  const CliRun calibrated = run_cli(sweep + " --budget 60");
-  ASSERT_EQ(calibrated.exit_code, 0) << calibrated.err << calibrated.out;
-  std::vector<fs::path> profiles;
-  for (const auto& e : fs::directory_iterator(test_cache() / "hetstencil")) {
-    if (e.path().extension() == ".json") profiles.push_back(e.path());
-  }
-  ASSERT_EQ(profiles.size(), 1u);
+  const fs::path profile = calibrated_profile();
+  ASSERT_FALSE(profile.empty());
   {
-    std::ifstream in(profiles[0]);
+    std::ifstream in(profile);
     auto j = nlohmann::json::parse(in);
     int cpus = 0;
     for (auto& [name, device] : j.at("devices").items()) {
@@ -193,10 +194,10 @@ TEST(Cli, ASweepGivesASlabThatFitsACacheThePacePastIt) {
       device.erase("rest_rows");
     }
     EXPECT_EQ(cpus, 2) << j.dump(2);
-    std::ofstream(profiles[0]) << j.dump(2);
+    std::ofstream(profile) << j.dump(2);
   }
   const fs::path json = test_folder() / "cached-sweep.json";
-  const CliRun r = run_cli(sweep + " --no-calibrate --json " + json.string());
+  const CliRun r = run_cli(kSmallSweep + " --no-calibrate --json " + json.string());
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
   EXPECT_NE(r.out.find("with the CPU slab that fits a cache swept at the pace past it"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("points give a CPU device rows that its curve sweeps in a cache"), std::string::npos) << r.out;
