@@ -42,7 +42,7 @@ struct DevicePrediction {
   /// than more rows (they fit a cache that those outgrow): one sweep of them
   /// at that slower pace, which a cache shared with other programs or guests
   /// (a virtual machine's L3) may leave a solve (0: its rows are not so;
-  /// shown by plan, predict and sweep).
+  /// plan, predict, solve and sweep show it).
   double uncached_compute_s = 0.0;
 };
 
