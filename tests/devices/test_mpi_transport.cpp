@@ -123,18 +123,31 @@ class World {
   std::mutex mutex;
   std::condition_variable changed;
   std::map<std::tuple<int, int, int>, std::vector<std::vector<char>>> mail;
-  // gather_sums and all_gather: each rank's part, written in turn.
+  // gather_sums and all_gather: each rank's part, written in turn, and what
+  // the last to arrive gathered from them. A rank that leaves a meeting first
+  // may write its part of the next one before a slower rank wakes from this
+  // one: the slower rank reads the gathered copy, which only the next
+  // meeting's last arrival (that rank among them) replaces.
   std::vector<double> parts[kRanks];
   std::string texts[kRanks];
+  std::vector<double> gathered_parts;
+  std::vector<std::string> gathered_texts;
   int all_gathers = 0;  // calls, by any rank
   double max_abs = 0.0;
+  double gathered_max_abs = 0.0;
   int arrived = 0;
   int generation = 0;
 
-  // Returns, under `lock`, once every rank has arrived (after `arrive`).
+  // Returns, under `lock`, once every rank has arrived; the last to arrive
+  // gathers the parts first.
   void meet(std::unique_lock<std::mutex>& lock) {
     const int at = generation;
     if (++arrived == kRanks) {
+      gathered_parts.clear();
+      for (const std::vector<double>& part : parts) gathered_parts.insert(gathered_parts.end(), part.begin(), part.end());
+      gathered_texts.assign(std::begin(texts), std::end(texts));
+      gathered_max_abs = max_abs;
+      max_abs = 0.0;
       arrived = 0;
       ++generation;
       changed.notify_all();
@@ -181,7 +194,7 @@ class FakeProcesses final : public Processes {
     ++world_.all_gathers;
     world_.texts[rank_] = mine;
     world_.meet(lock);
-    return std::vector<std::string>(std::begin(world_.texts), std::end(world_.texts));
+    return world_.gathered_texts;
   }
   std::string broadcast(const std::string&) override { unused(); }
   void gather_rows(void*, std::size_t, const std::vector<RowRange>&) override { unused(); }
@@ -190,15 +203,12 @@ class FakeProcesses final : public Processes {
   std::vector<double> gather_sums(const std::vector<double>& mine, const std::vector<int>& counts, double& max_abs,
                                   const std::atomic<bool>&, double) override {
     std::unique_lock<std::mutex> lock(world_.mutex);
-    if (world_.arrived == 0) world_.max_abs = 0.0;
     EXPECT_EQ(mine.size(), static_cast<std::size_t>(counts[static_cast<std::size_t>(rank_)]));
     world_.parts[rank_] = mine;
     world_.max_abs = std::max(world_.max_abs, max_abs);
     world_.meet(lock);
-    std::vector<double> all;
-    for (const std::vector<double>& part : world_.parts) all.insert(all.end(), part.begin(), part.end());
-    max_abs = world_.max_abs;
-    return all;
+    max_abs = world_.gathered_max_abs;
+    return world_.gathered_parts;
   }
 
   std::unique_ptr<Message> send(int to, int tag, const void* data, std::size_t bytes) override {
