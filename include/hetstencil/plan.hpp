@@ -65,8 +65,8 @@ struct Prediction {
   /// What the model could not find and assumed, and what a reader of the
   /// prediction should know besides (a second pace, tuned parameters).
   std::vector<std::string> notes;
-  /// Which devices' curves were estimated from another stencil's, and from
-  /// what ("" where each device has its own; also among the notes).
+  /// The devices whose curves the model estimates from another stencil's,
+  /// and from which ("" where each device has its own; also among the notes).
   std::string estimated;
 };
 
