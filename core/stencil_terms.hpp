@@ -1,9 +1,12 @@
 // The update of any stencil description, written once (hetstencil/stencil.hpp):
 //   u'(p) = (sum_k w_k u(p + o_k) + s f(p)) / d
 //   rho   = s f(p) - (d u(p) - sum_k w_k u(p + o_k))
-// in precision T, the sum in the description's order from its first term. For
-// poisson5 this is Poisson5 (core/stencil_update.hpp) bit for bit: weights of 1
-// multiply exactly, and x / 4 and 0.25 * x are the same correctly rounded value.
+// in precision T, the sum in the description's order from its first term:
+// the first term a product, every later one fused into the sum (`add_term`, one
+// rounding, as a GPU's FFMA and a CPU's FMA instructions do it). For poisson5
+// this is Poisson5 (core/stencil_update.hpp) bit for bit: weights of 1
+// multiply exactly, so a fused term is the plain sum, and x / 4 and 0.25 * x
+// are the same correctly rounded value.
 // A variable stencil takes each cell's own weights and diagonal instead, a_k(p)
 // = w_k c_k(p) and D(p) = d c_d(p), made once in double and rounded to T
 // (core/source_term.hpp, CoefficientTerms), then the same operations:
@@ -16,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/stencil_update.hpp"
 #include "hetstencil/grid.hpp"
 #include "hetstencil/stencil.hpp"
 
@@ -30,7 +34,7 @@ struct StencilTerms {
   /// sum_k w_k u[p + o_k], the first term first; p points at the cell.
   T neighbours(const T* p) const {
     T sum = weights[0] * p[offsets[0]];
-    for (std::size_t k = 1; k < offsets.size(); ++k) sum = sum + weights[k] * p[offsets[k]];
+    for (std::size_t k = 1; k < offsets.size(); ++k) sum = add_term(sum, weights[k], p[offsets[k]]);
     return sum;
   }
   /// The next iterate of the cell p points at; sf = s f there.
@@ -43,7 +47,7 @@ struct StencilTerms {
   T neighbours(const T* p, const T* a, std::int64_t stride) const {
     T sum = a[0] * p[offsets[0]];
     for (std::size_t k = 1; k < offsets.size(); ++k) {
-      sum = sum + a[static_cast<std::int64_t>(k) * stride] * p[offsets[k]];
+      sum = add_term(sum, a[static_cast<std::int64_t>(k) * stride], p[offsets[k]]);
     }
     return sum;
   }

@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(kLanes * kWarps)
         const T* ak = a + k * stride;
 #pragma unroll
         for (int c = 0; c < kCells; ++c) {
-          if (valid[c]) sum[c] = sum[c] + ak[c * kLanes] * p[o + c * kLanes];
+          if (valid[c]) sum[c] = add_term(sum[c], ak[c * kLanes], p[o + c * kLanes]);
         }
       }
       T sf[kCells];

@@ -129,7 +129,8 @@ class Program {
   std::string where_;
 };
 
-// -fmad=false as the library's own kernels: the bits of the reference.
+// -fmad=false as the library's own kernels: no multiply-add but those the
+// source asks for (add_term's), so the bits of the reference.
 std::vector<std::string> options_for(int architecture) {
   return {"--gpu-architecture=sm_" + std::to_string(architecture), "--fmad=false", "-std=c++17"};
 }

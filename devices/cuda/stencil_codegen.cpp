@@ -189,12 +189,14 @@ void update_cells(Source& s, const Stencil& stencil, const std::vector<Term>& te
                   const std::vector<Cell>& cells, const std::function<std::string(const Cell&, const Term& t)>& value,
                   const std::function<std::string(const Cell&)>& source) {
   const char* type = type_of(precision);
+  const char* fma = precision == Precision::Float ? "fmaf" : "fma";  // add_term (core/stencil_update.hpp)
   s.line("    bool slow = false;");
   for (const Cell& cell : cells) {
     const std::string sum = "s" + cell.name();
     for (std::size_t i = 0; i < terms.size(); ++i) {
-      const std::string product = literal(terms[i].weight, type) + " * " + value(cell, terms[i]);
-      s.line(i == 0 ? fmt::format("    T {} = {};", sum, product) : fmt::format("    {0} = {0} + {1};", sum, product));
+      const std::string weight = literal(terms[i].weight, type);
+      s.line(i == 0 ? fmt::format("    T {} = {} * {};", sum, weight, value(cell, terms[i]))
+                    : fmt::format("    {0} = {1}({2}, {3}, {0});", sum, fma, weight, value(cell, terms[i])));
     }
     s.line(fmt::format("    const T a{0} = {1} + {2};", cell.name(), sum, source(cell)));
     s.line(fmt::format("    T o{0} = quotient(a{0}, slow);", cell.name()));

@@ -67,8 +67,9 @@ constexpr const char* kSweepEntry = "hetstencil_sweep";
 
 /// The source of a kernel that sweeps units [unit_begin, unit_end) of a slab
 /// laid out as StencilSlab says, with the operations of StencilTerms::update
-/// in the description's order (so the bits are the reference's when compiled
-/// without fused multiply-adds). Its parameters, in order: const T* in, T* out,
+/// in the description's order, each term after the first a fused multiply-add
+/// (so the bits are the reference's when compiled with no other multiply-add
+/// contracted, --fmad=false). Its parameters, in order: const T* in, T* out,
 /// const T* sf (or null: zero but at the spike), long long spike, unit_begin,
 /// unit_end, units_per_block, nx, lines, cols, unit_values, depth. Given a
 /// `layout`, a 3-D kernel that keeps its values in registers has those sizes

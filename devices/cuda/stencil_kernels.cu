@@ -78,7 +78,7 @@ __global__ void __launch_bounds__(kLanes * kWarps)
         const T w = table.weight[k];
 #pragma unroll
         for (int c = 0; c < kCells; ++c) {
-          if (valid[c]) sum[c] = sum[c] + w * p[o + c * kLanes];
+          if (valid[c]) sum[c] = add_term(sum[c], w, p[o + c * kLanes]);
         }
       }
       T sf[kCells];

@@ -17,8 +17,9 @@
 // along the split axis (down the rows in 2-D, across the planes of one row in
 // 3-D), each lane holding 4 cells 32 apart, so that every load of the warp is
 // coalesced; the lines before it are still in L1/L2 when it reads them again.
-// Each cell gets the operations of StencilTerms::update in its order (the
-// build uses -fmad=false), so the bits equal the CPU's. A checked sweep also
+// Each cell gets the operations of StencilTerms::update in its order (its
+// fused terms as fused multiply-adds, no others: the build uses -fmad=false),
+// so the bits equal the CPU's. A checked sweep also
 // folds the residual of the iterate it reads, in the order of
 // core/residual.hpp: a segment's squares as a balanced tree (two lanes' cells
 // 1..16 apart by shuffles, then the 4 cells of lane 0), the segments of a line

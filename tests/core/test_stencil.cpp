@@ -257,5 +257,21 @@ TEST(StencilTerms, AddsInTheDescriptionsOrder) {
   EXPECT_EQ(stencil_terms<float>(s, GridShape{0, 1, 1, 1}).neighbours(grid + 1), 0.0f);  // (1e8 + 1) - 1e8
 }
 
+TEST(StencilTerms, FusesEachTermAfterTheFirst) {
+  // 3 (1 + 2^-23) needs one bit more than a float has: a product rounded before
+  // the sum would leave 2^-22 or 2^-21 of it after the -3, the fused term 3 2^-23.
+  Stencil s;
+  s.name = "fused";
+  s.points = {{-1, 0, 0, 1.0}, {1, 0, 0, 3.0}};
+  s.diagonal = 4.0;
+  const float b = 1.0f + std::ldexp(1.0f, -23);
+  const float row[3] = {-3.0f, 0.0f, b};
+  const StencilTerms<float> terms = stencil_terms<float>(s, GridShape{0, 1, 1, 1});
+  EXPECT_EQ(terms.neighbours(row + 1), 3 * std::ldexp(1.0f, -23));
+  volatile float product = 3.0f * b;  // rounded on its own, whatever the compiler contracts
+  EXPECT_NE(terms.neighbours(row + 1), -3.0f + product);
+  EXPECT_EQ(terms.update(row + 1, 0.0f), 3 * std::ldexp(1.0f, -23) / 4);
+}
+
 }  // namespace
 }  // namespace hetstencil
