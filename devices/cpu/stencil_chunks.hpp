@@ -66,15 +66,40 @@ template <class T, bool First, bool Variable>
   }
 }
 
-// add_term lane by lane: the compiler makes one fused multiply-add of the
-// vectors in the builds that have them (x86-64-v3 and v4), and calls the
-// library's fma per lane in the baseline one, with the same bits.
+// add_term lane by lane, with the same bits in every build. Where the build
+// targets FMA, one instruction (left to the compiler, a vector of AVX-512
+// doubles went lane by lane through scalar FMAs); else a loop over the lanes,
+// which GCC makes one instruction in the x86-64-v3 and v4 clones and calls of
+// the library's fma in the baseline one.
+#if defined(__FMA__)
+[[gnu::always_inline]] inline __m128 add_lanes(__m128 sum, __m128 weight, __m128 value) {
+  return _mm_fmadd_ps(weight, value, sum);
+}
+[[gnu::always_inline]] inline __m128d add_lanes(__m128d sum, __m128d weight, __m128d value) {
+  return _mm_fmadd_pd(weight, value, sum);
+}
+[[gnu::always_inline]] inline __m256 add_lanes(__m256 sum, __m256 weight, __m256 value) {
+  return _mm256_fmadd_ps(weight, value, sum);
+}
+[[gnu::always_inline]] inline __m256d add_lanes(__m256d sum, __m256d weight, __m256d value) {
+  return _mm256_fmadd_pd(weight, value, sum);
+}
+#if defined(__AVX512F__)
+[[gnu::always_inline]] inline __m512 add_lanes(__m512 sum, __m512 weight, __m512 value) {
+  return _mm512_fmadd_ps(weight, value, sum);
+}
+[[gnu::always_inline]] inline __m512d add_lanes(__m512d sum, __m512d weight, __m512d value) {
+  return _mm512_fmadd_pd(weight, value, sum);
+}
+#endif
+#else
 template <class V>
 [[gnu::always_inline]] inline V add_lanes(V sum, V weight, V value) {
   V out;
   for (int i = 0; i < static_cast<int>(sizeof(V) / sizeof(out[0])); ++i) out[i] = add_term(sum[i], weight[i], value[i]);
   return out;
 }
+#endif
 
 // x / d, or x * (1 / d) where d is a power of two: then 1 / d is exact and
 // both are the correctly rounded x / d, while a multiply is many times cheaper.
