@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/curves.hpp"
+
 namespace hetstencil {
 namespace {
 
@@ -49,9 +51,15 @@ int learn(Profile& profile, const Report& report, double weight, const VariantCh
       // after a 2.6x one), and a share sized for the faster runs makes the GPUs
       // wait. A whole run's average is no spike: runs 4x slower than the
       // curve happen there.
+      // Rows its curve sweeps in a cache may sweep at the curve's pace past
+      // it, where others share the cache: the prediction gives that figure
+      // beside its own (SplitModel::price_uncached), so a run up to that pace
+      // is no slowdown, lest the second figure count the cache twice.
+      const double past_cache = curve->second.slowest_row_s(swept) * static_cast<double>(swept);
+      const double paced = past_cache >= kCacheStep * expected ? past_cache : expected;
       const double slow = std::max(measured, d.compute_p90_s);
       const double forgotten = 1.0 + (dp.slowdown_beside_gpus - 1.0) * (1.0 - kSlowdownForgottenPerRun);
-      dp.slowdown_beside_gpus = std::max({1.0, slow / expected, forgotten});
+      dp.slowdown_beside_gpus = std::max({1.0, slow / paced, forgotten});
     } else if (measured <= 4.0 * expected && 4.0 * measured >= expected) {
       curve->second.update(swept, measured, weight);
     } else {

@@ -120,6 +120,8 @@ SavedPlan read_saved_plan(const std::string& path) {
 std::string to_json(const Plan& plan, const Problem& problem, int indent) {
   if (!plan.prediction) HETSTENCIL_THROW(InvalidArgument, "a plan is saved with its prediction, which this one lacks");
   const Prediction& pr = *plan.prediction;
+  // The pace past a cache, where a CPU slab fits one in its curve (else null).
+  const auto past_cache = [](double seconds) { return seconds > 0.0 ? nlohmann::json(seconds) : nlohmann::json(); };
   nlohmann::json devices = nlohmann::json::array();
   for (const DevicePrediction& d : pr.devices) {
     devices.push_back({{"name", d.name},
@@ -130,14 +132,15 @@ std::string to_json(const Plan& plan, const Problem& problem, int indent) {
                        {"exposed_s", d.exposed_s},
                        {"iteration_s", d.iteration_s},
                        {"setup_s", d.setup_s},
-                       {"sized_slower", d.sized_slower}});
+                       {"sized_slower", d.sized_slower},
+                       {"uncached_compute_s", past_cache(d.uncached_compute_s)}});
   }
   nlohmann::json left = nlohmann::json::array();
   for (const auto& l : plan.left_out) left.push_back({{"name", l.name}, {"reason", l.reason}});
   nlohmann::json j = saved_plan_fields(problem, plan.variant);
   j.update({{"devices", devices}, {"left_out", left}, {"checks", pr.checks}, {"iteration_s", pr.iteration_s},
             {"check_s", pr.check_s}, {"setup_s", pr.setup_s}, {"teardown_s", pr.teardown_s}, {"fixed_s", pr.fixed_s},
-            {"total_s", pr.total_s}});
+            {"total_s", pr.total_s}, {"uncached_iteration_s", past_cache(pr.uncached_iteration_s)}});
   stamp_schema(j, kPlanSchema);
   return j.dump(indent);
 }

@@ -436,6 +436,26 @@ TEST(Learn, RunsMoveTheCurveButSpikesDoNot) {
   EXPECT_EQ(learn(p, r), 0);
 }
 
+// A CPU share that fits a cache in its curve, swept beside a GPU at the curve's
+// pace past that cache, is what the prediction's second figure says: no
+// slowdown of its own, which would price that figure slower again.
+TEST(Learn, ARunAtThePacePastACacheIsNoSlowdown) {
+  Profile p = sample_profile();
+  p.devices["cpu0"].slowdown_beside_gpus = 1.0;
+  p.devices["cpu0"].rates[rate_key(Precision::Float, 1024)] =
+      RateCurve({{100, 100e-6}, {200, 200e-6}, {300, 600e-6}, {400, 800e-6}});  // 1 us a row, 2 us from 300 rows
+  Report r;
+  r.nx = 1024;
+  r.precision = Precision::Float;
+  r.iterations = 100;
+  r.devices = {DeviceReport{"cpu0", 1, 200, 100 * 400e-6, 0, 0, 0}, DeviceReport{"gpu0", 201, 823, 100 * 30e-6, 0, 0, 0}};
+  EXPECT_EQ(learn(p, r, 0.25), 2);
+  EXPECT_DOUBLE_EQ(p.devices["cpu0"].slowdown_beside_gpus, 1.0) << "200 rows at 2 us a row, the pace past the cache";
+  r.devices[0].compute_s = 100 * 600e-6;
+  learn(p, r, 0.25);
+  EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 1.5, 1e-12) << "3 us a row: 1.5 times the pace past the cache";
+}
+
 // Beside a GPU a CPU device's curve stays (calibrated beside loaded GPUs); its
 // slowdown takes the slowest run and forgets a twentieth of it at each faster one.
 TEST(Learn, ACpuBesideGpusMovesItsSlowdownNotItsCurve) {

@@ -222,6 +222,19 @@ TEST(Cli, ASweepGivesASlabThatFitsACacheThePacePastIt) {
                                "--no-learn --rows 8,8");
   ASSERT_EQ(solve.exit_code, 0) << solve.err << solve.out;
   EXPECT_NE(solve.out.find("a CPU slab fits a cache in its curve: at the pace past it"), std::string::npos) << solve.out;
+
+  // So does a saved plan, per device and for the iteration.
+  const CliRun plan = run_cli("plan --nx 24 --ny 16 --iters 5 --precision double --json");
+  ASSERT_EQ(plan.exit_code, 0) << plan.err << plan.out;
+  const auto saved = nlohmann::json::parse(plan.out);
+  int priced = 0;
+  for (const auto& d : saved.at("devices")) {
+    if (d.at("uncached_compute_s").is_null()) continue;
+    ++priced;
+    EXPECT_GT(d.at("uncached_compute_s").get<double>(), 1.4 * d.at("compute_s").get<double>()) << d.dump();
+  }
+  EXPECT_GE(priced, 1) << saved.dump(2);
+  EXPECT_GT(saved.at("uncached_iteration_s").get<double>(), saved.at("iteration_s").get<double>()) << saved.dump(2);
 }
 
 TEST(Cli, WithoutAProfileSolveCalibratesFirstAndSaysSo) {
