@@ -316,12 +316,14 @@ template <class T>
     const std::int64_t diagonal_grid = static_cast<std::int64_t>(terms.offsets.size()) * stride;  // D after the a_k
     const std::int64_t spike = source.spike_index - row;
     const bool has_spike = !f && spike >= c0 && spike < c1;
-    // The first chunk ends where out's first whole line begins.
-    std::int64_t m = std::min(c1 - c0, c0 == 0 ? sweep_detail::to_line<T>(o) : chunk);
-    if (m == 0) m = std::min(c1 - c0, chunk);
-    const int per_pass = std::clamp(blocking.points_per_pass, 1, kMaxPointsPerPass);
     // The spike's row is stored plainly, so that its cell can be overwritten in order.
     const bool stream = streaming && !has_spike;
+    // Streaming, the first chunk ends where out's first whole line begins.
+    // Plain stores need no such chunk, whose few cells the compiler's loops
+    // would sweep one by one, not as vectors.
+    std::int64_t m = std::min(c1 - c0, c0 == 0 && stream ? sweep_detail::to_line<T>(o) : chunk);
+    if (m == 0) m = std::min(c1 - c0, chunk);
+    const int per_pass = std::clamp(blocking.points_per_pass, 1, kMaxPointsPerPass);
     if (!a && terms.offsets.size() <= static_cast<std::size_t>(per_pass)) {
       // Every point in one pass: no sums to keep, the row in one go.
       sweep_detail::update_chunk(terms, per_pass, sums, u + c0, f ? f + c0 : nullptr, divide, o + c0, c1 - c0, stream);
