@@ -68,9 +68,9 @@ template <class T, bool First, bool Variable>
 
 // add_term lane by lane, with the same bits in every build. Where the build
 // targets FMA, one instruction (left to the compiler, a vector of AVX-512
-// doubles went lane by lane through scalar FMAs); else a loop over the lanes,
-// which GCC makes one instruction in the x86-64-v3 and v4 clones and calls of
-// the library's fma in the baseline one.
+// doubles went lane by lane through scalar FMAs); else a loop over the lanes:
+// in the target_clones builds, scalar FMAs in the x86-64-v3 and v4 clones and
+// calls of the library's fma in the baseline one.
 #if defined(__FMA__)
 [[gnu::always_inline]] inline __m128 add_lanes(__m128 sum, __m128 weight, __m128 value) {
   return _mm_fmadd_ps(weight, value, sum);

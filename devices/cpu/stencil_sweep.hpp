@@ -7,8 +7,8 @@
 //
 // A row is updated a chunk at a time (SweepBlocking::chunk_values values):
 // the chunk's sums live in an L1-resident buffer while the points are added
-// to them a few at a time, sum = w_0 u[j + o_0], then sum = sum + w_k u[j + o_k]
-// in the points' order, and the finished chunk is written once,
+// to them a few at a time, sum = w_0 u[j + o_0], then sum = fma(w_k, u[j + o_k],
+// sum) in the points' order (add_term), and the finished chunk is written once,
 // out[j] = (sum + s f[j]) / d. A constant stencil's last pass finishes its
 // cells itself, each sum kept in a register, and one whose points fit one
 // pass needs no buffer (on a 2-core EPYC VM, one thread, float 256^3, plain

@@ -436,6 +436,18 @@ TEST(Learn, RunsMoveTheCurveButSpikesDoNot) {
   EXPECT_EQ(learn(p, r), 0);
 }
 
+// A float 1024-wide run of 100 iterations: cpu0's rows from row 1, swept in
+// `cpu_s` an iteration, then gpu0's (30 us an iteration) to row 1024.
+Report cpu_beside_gpu(std::int64_t cpu_rows, double cpu_s) {
+  Report r;
+  r.nx = 1024;
+  r.precision = Precision::Float;
+  r.iterations = 100;
+  r.devices = {DeviceReport{"cpu0", 1, cpu_rows, 100 * cpu_s, 0, 0, 0},
+               DeviceReport{"gpu0", cpu_rows + 1, 1024 - cpu_rows, 100 * 30e-6, 0, 0, 0}};
+  return r;
+}
+
 // A CPU share that fits a cache in its curve, swept beside a GPU at the curve's
 // pace past that cache, is what the prediction's second figure says: no
 // slowdown of its own, which would price that figure slower again.
@@ -444,11 +456,7 @@ TEST(Learn, ARunAtThePacePastACacheIsNoSlowdown) {
   p.devices["cpu0"].slowdown_beside_gpus = 1.0;
   p.devices["cpu0"].rates[rate_key(Precision::Float, 1024)] =
       RateCurve({{100, 100e-6}, {200, 200e-6}, {300, 600e-6}, {400, 800e-6}});  // 1 us a row, 2 us from 300 rows
-  Report r;
-  r.nx = 1024;
-  r.precision = Precision::Float;
-  r.iterations = 100;
-  r.devices = {DeviceReport{"cpu0", 1, 200, 100 * 400e-6, 0, 0, 0}, DeviceReport{"gpu0", 201, 823, 100 * 30e-6, 0, 0, 0}};
+  Report r = cpu_beside_gpu(200, 400e-6);
   EXPECT_EQ(learn(p, r, 0.25), 2);
   EXPECT_DOUBLE_EQ(p.devices["cpu0"].slowdown_beside_gpus, 1.0) << "200 rows at 2 us a row, the pace past the cache";
   r.devices[0].compute_s = 100 * 600e-6;
@@ -462,11 +470,7 @@ TEST(Learn, ACpuBesideGpusMovesItsSlowdownNotItsCurve) {
   Profile p = sample_profile();
   p.devices["cpu0"].slowdown_beside_gpus = 1.0;
   const double curve_before = p.rate("cpu0", Precision::Float, 1024)->seconds(512);
-  Report r;
-  r.nx = 1024;
-  r.precision = Precision::Float;
-  r.iterations = 100;
-  r.devices = {DeviceReport{"cpu0", 1, 512, 100 * 1024e-6, 0, 0, 0}, DeviceReport{"gpu0", 513, 512, 100 * 30e-6, 0, 0, 0}};
+  Report r = cpu_beside_gpu(512, 1024e-6);
   EXPECT_EQ(learn(p, r, 0.25), 2);
   EXPECT_DOUBLE_EQ(p.rate("cpu0", Precision::Float, 1024)->seconds(512), curve_before);
   EXPECT_NEAR(p.devices["cpu0"].slowdown_beside_gpus, 2.0, 1e-12) << "1024 us where its curve says 512";
