@@ -237,6 +237,14 @@ class Device {
     (void)job;
     return {};
   }
+  /// Makes ready, ahead of their timing, what sweeps of `job` with each of
+  /// `tunings` need that takes long to make: a GPU compiles their generated
+  /// kernels side by side on the host's cores. Nothing by default; a sweep
+  /// makes what is not ready itself.
+  virtual void prepare_sweeps(const StencilJob& job, const std::vector<Tuning>& tunings) const {
+    (void)job;
+    (void)tunings;
+  }
 
   // Measurement: calibration and the benchmarks measure every device through
   // these. A device whose slab lives in host memory (DeviceKind::Cpu) is

@@ -72,24 +72,30 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
     }
     return m;
   };
-  const Measured defaults = timed({});
-  out.default_s = out.tuned_s = defaults.median_s;
-  out.spread_s = defaults.spread_s;
+  const auto prepare = [&](const std::vector<Tuning>& tunings) {
+    if (options.prepare && !tunings.empty()) options.prepare(tunings);
+  };
   // The searches start from the defaults and from each other value of a
   // parameter that picks a kernel, fastest start first, each with an equal
   // share of the budget left.
-  std::vector<std::pair<Tuning, Measured>> starts = {{Tuning{}, defaults}};
+  std::vector<Tuning> firsts = {Tuning{}};
   for (const Tunable& t : tunables) {
     if (!t.family) continue;
     for (int v : t.values) {
-      if (v == t.default_value) continue;
-      if (used() + last_cost > options.budget_s) {
-        out.out_of_time = true;
-        break;
-      }
-      const Tuning start = {{t.name, v}};
-      starts.emplace_back(start, timed(start));
+      if (v != t.default_value) firsts.push_back({{t.name, v}});
     }
+  }
+  prepare(firsts);
+  const Measured defaults = timed({});
+  out.default_s = out.tuned_s = defaults.median_s;
+  out.spread_s = defaults.spread_s;
+  std::vector<std::pair<Tuning, Measured>> starts = {{Tuning{}, defaults}};
+  for (std::size_t k = 1; k < firsts.size(); ++k) {
+    if (used() + last_cost > options.budget_s) {
+      out.out_of_time = true;
+      break;
+    }
+    starts.emplace_back(firsts[k], timed(firsts[k]));
   }
   std::stable_sort(starts.begin(), starts.end(),
                    [](const auto& a, const auto& b) { return a.second.median_s < b.second.median_s; });
@@ -108,12 +114,16 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
       for (const Tunable& t : tunables) {
         if (t.family || !matters(t, tunables, start_best)) continue;
         const int current = tuned_value(start_best, t);
-        Tuning round_best = start_best;
+        std::vector<Tuning> candidates;
         for (int v : t.values) {
           if (v == current) continue;
+          candidates.push_back(start_best);
+          candidates.back()[t.name] = v;
+        }
+        if (fits()) prepare(candidates);
+        Tuning round_best = start_best;
+        for (const Tuning& candidate : candidates) {
           if (!fits()) break;
-          Tuning candidate = start_best;
-          candidate[t.name] = v;
           const Measured m = timed(candidate);
           if (beats(m, start_m)) {
             start_m = m;

@@ -26,6 +26,11 @@ struct TuneSearchOptions {
   double budget_s = 10.0;  ///< candidates whose measurement would not fit are not tried
   /// Told each candidate measured ("chunk_values=512: 3.10 ms"), when set.
   std::function<void(const std::string&)> progress;
+  /// Given, when set, the parameter sets the search is about to measure, all
+  /// of a step at once (the starts, then each parameter's other values): a
+  /// device makes ready there what takes long to make (a GPU compiles their
+  /// kernels side by side), so that a set's measurement is its sweeps'.
+  std::function<void(const std::vector<Tuning>&)> prepare;
 };
 
 struct TuneOutcome {

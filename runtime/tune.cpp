@@ -70,6 +70,7 @@ DeviceTuning tune_device(Device& device, const TuneOptions& o) {
   TuneSearchOptions search;
   search.budget_s = o.budget_s;
   if (o.progress) search.progress = [&](const std::string& line) { o.progress(out.device + ": " + line); };
+  search.prepare = [&](const std::vector<Tuning>& tunings) { device.prepare_sweeps(job, tunings); };
   const TuneOutcome found = dispatch(job.precision, [&](auto zero) {
     using T = decltype(zero);
     // A CPU device's slab is filled from a host grid; a GPU sweeps values of its own.

@@ -163,6 +163,9 @@ if want tune; then
         label="$device-$(basename "$stencil" .json)-$precision"
         $bin tune --devices $device --stencil "$stencil" --precision $precision --budget "${TUNE_BUDGET:-12}" "${size[@]}" \
           >"$out/tune-$label.txt" 2>&1 || record "tune $label" FAILED
+        while read -r dev grid default tuned spread gain candidates parameters; do
+          record "tune $label" "$candidates candidates, gain $gain: $parameters"
+        done < <(grep -E "^$device " "$out/tune-$label.txt")
       done
     done
     $bin bench stencils --devices $device --stencils $stencils_2d "${size_2d[@]}" --reps 5 2>/dev/null >"$out/tuned-2d-$device.txt"

@@ -15,6 +15,7 @@
 #include "devices/cuda/cuda_row_mover.hpp"
 #include "devices/cuda/cuda_stencil_runner.hpp"
 #include "devices/cuda/jacobi_kernels.cuh"
+#include "devices/cuda/stencil_kernels.cuh"
 #include "devices/cuda/stencil_tuning.hpp"
 #include "devices/cuda/variant_kernels.cuh"
 #include "devices/transport/transport.hpp"
@@ -131,6 +132,9 @@ class CudaDevice final : public Device {
   // stencil's sweep has its kernel and shape to choose.
   std::vector<Tunable> tunables(const StencilJob& job) const override {
     return job.poisson5 ? std::vector<Tunable>{} : cuda::stencil_tunables(job);
+  }
+  void prepare_sweeps(const StencilJob& job, const std::vector<Tuning>& tunings) const override {
+    if (!job.poisson5) cuda::compile_sweeps_ahead(info_.name, job, tunings, gpu_);
   }
 
   SweepVsCopy sweep_vs_copy(const StencilJob& job, int repetitions) override {

@@ -3,13 +3,19 @@
 #include <dlfcn.h>
 #include <nvrtc.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/atomic_file.hpp"
@@ -160,6 +166,25 @@ void keep(const fs::path& path, const std::vector<char>& cubin) {
 // for the same kernel find the first one's file.
 std::mutex compiling;
 
+// GPU `gpu`'s compute capability as NVRTC names it (90: sm_90).
+int architecture_of(int gpu, const std::string& where) {
+  int major = 0, minor = 0;
+  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, gpu), where);
+  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, gpu), where);
+  return major * 10 + minor;
+}
+
+// Where the CUBIN of `source` for `architecture` is kept: named by a hash of
+// NVRTC's version, the options and the source.
+fs::path kept_path(const std::string& source, int architecture, const std::string& where) {
+  int nvrtc_major = 0, nvrtc_minor = 0;
+  HETSTENCIL_NVRTC_CHECK(Nvrtc::get().version(&nvrtc_major, &nvrtc_minor), where);
+  std::string key = "nvrtc " + std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor);
+  for (const std::string& o : options_for(architecture)) key += " " + o;
+  key += "\n" + source;
+  return fs::path(kernel_cache_folder()) / fmt::format("{:016x}.cubin", fnv1a(key));
+}
+
 }  // namespace
 
 std::string kernel_cache_folder() {
@@ -172,17 +197,52 @@ std::vector<char> compile_kernel(const std::string& source, int architecture, co
   return Program(source, where).compile(options_for(architecture));
 }
 
+void compile_ahead(const std::vector<std::string>& sources, int gpu, const std::string& what) {
+  const std::string where = "gpu" + std::to_string(gpu) + ": compiling " + what;
+  int architecture = 0;
+  std::map<fs::path, const std::string*> absent;  // each kernel once
+  try {
+    architecture = architecture_of(gpu, where);
+    for (const std::string& source : sources) {
+      fs::path path = kept_path(source, architecture, where);
+      std::error_code ec;
+      if (!fs::exists(path, ec)) absent.emplace(std::move(path), &source);
+    }
+  } catch (const CudaError& e) {
+    log::debug("{}", e.what());  // no NVRTC: each RuntimeKernel says so where it is made
+    return;
+  }
+  const std::vector<std::pair<fs::path, const std::string*>> missing(absent.begin(), absent.end());
+  if (missing.empty()) return;
+  const auto start = std::chrono::steady_clock::now();
+  // NVRTC compiles distinct programs on several threads at once.
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t k = next++; k < missing.size(); k = next++) {
+      try {
+        keep(missing[k].first, compile_kernel(*missing[k].second, architecture, where));
+      } catch (const std::exception& e) {
+        log::debug("{}", e.what());  // its RuntimeKernel compiles it again and says why it fails
+      }
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(missing.size(), std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> team;
+  try {
+    for (std::size_t t = 1; t < threads; ++t) team.emplace_back(work);
+  } catch (const std::system_error& e) {
+    log::debug("{}: compiling on fewer threads ({})", where, e.what());
+  }
+  work();
+  for (std::thread& t : team) t.join();
+  log::info("gpu{}: compiled {} kernels of {} side by side in {:.2f} s", gpu, missing.size(), what,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+}
+
 RuntimeKernel::RuntimeKernel(const std::string& source, const char* entry, int gpu, const std::string& what) {
   const std::string where = "gpu" + std::to_string(gpu) + ": compiling " + what;
-  int major = 0, minor = 0, nvrtc_major = 0, nvrtc_minor = 0;
-  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, gpu), where);
-  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, gpu), where);
-  const int architecture = major * 10 + minor;
-  HETSTENCIL_NVRTC_CHECK(Nvrtc::get().version(&nvrtc_major, &nvrtc_minor), where);
-  std::string key = "nvrtc " + std::to_string(nvrtc_major) + "." + std::to_string(nvrtc_minor);
-  for (const std::string& o : options_for(architecture)) key += " " + o;
-  key += "\n" + source;
-  const fs::path path = fs::path(kernel_cache_folder()) / fmt::format("{:016x}.cubin", fnv1a(key));
+  const int architecture = architecture_of(gpu, where);
+  const fs::path path = kept_path(source, architecture, where);
 
   // Loading is lazy: a damaged image may load and fail only when its kernel
   // is looked up, so both steps decide whether the kept file serves.

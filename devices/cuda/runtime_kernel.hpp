@@ -32,6 +32,13 @@ class RuntimeKernel {
   cudaKernel_t kernel_ = nullptr;
 };
 
+/// Compiles those of `sources` (each a kernel of `what`, "the sweep of the
+/// stencil 'box27' in float") that the folder of compiled kernels does not
+/// hold for GPU `gpu`, side by side on the host's cores, and keeps them there:
+/// a RuntimeKernel of each then loads it. A source that does not compile is
+/// left out; its RuntimeKernel says why.
+void compile_ahead(const std::vector<std::string>& sources, int gpu, const std::string& what);
+
 /// The folder compiled kernels are kept in.
 std::string kernel_cache_folder();
 

@@ -270,15 +270,40 @@ struct StencilCode<T>::Generated {
   }
 };
 
+namespace {
+
+// How a slab of a grid of `shape` lays out what the generated sweep has as constants.
+SweepLayout layout_of(const StencilSlab& slab) {
+  return {slab.nx, slab.lines, slab.cols, slab.unit_values, slab.depth};
+}
+
+std::string sweep_what(const Stencil& stencil, Precision precision) {
+  return "the sweep of the stencil '" + stencil.name + "' in " + to_string(precision);
+}
+
+}  // namespace
+
+void compile_sweeps_ahead(const std::string& device, const StencilJob& job, const std::vector<Tuning>& tunings, int gpu) {
+  const SweepLayout layout = layout_of(StencilSlab::of(job.shape()));
+  std::vector<std::string> sources;
+  for (const Tuning& tuning : tunings) {
+    StencilJob tuned = job;
+    tuned.tuning = tuning;
+    const SweepChoice choice = sweep_choice(device, tuned);
+    if (choice.generated) sources.push_back(sweep_kernel_source(job.stencil, job.precision, choice.shape, &layout));
+  }
+  compile_ahead(sources, gpu, sweep_what(job.stencil, job.precision));
+}
+
 template <class T>
 StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int gpu, const SweepChoice& sweep)
     : tables_(std::make_unique<Tables>()) {
   const StencilSlab slab = StencilSlab::of(shape);
   if (sweep.generated) {
     const Precision precision = std::is_same_v<T, float> ? Precision::Float : Precision::Double;
-    const std::string what = "the sweep of the stencil '" + stencil.name + "' in " + to_string(precision);
+    const std::string what = sweep_what(stencil, precision);
     try {
-      const SweepLayout layout{slab.nx, slab.lines, slab.cols, slab.unit_values, slab.depth};
+      const SweepLayout layout = layout_of(slab);
       generated_.reset(new Generated{
           sweep.shape, layout, tiled_in_shared(stencil, precision, sweep.shape),
           RuntimeKernel(sweep_kernel_source(stencil, precision, sweep.shape, &layout), kSweepEntry, gpu, what)});

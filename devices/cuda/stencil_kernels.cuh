@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/stencil_terms.hpp"
 #include "devices/cuda/stencil_tuning.hpp"
@@ -81,6 +82,12 @@ struct StencilPass {
   double* segment_sums = nullptr;
   double* segment_max = nullptr;
 };
+
+/// Compiles side by side the generated sweeps that `job` with each of
+/// `tunings` would make on GPU `gpu` (`device`'s), where the folder of
+/// compiled kernels does not hold them yet (compile_ahead): the StencilCode
+/// of each then loads its kernel from disk.
+void compile_sweeps_ahead(const std::string& device, const StencilJob& job, const std::vector<Tuning>& tunings, int gpu);
 
 /// A stencil's kernels in precision T for one GPU, made once per solve.
 template <class T>

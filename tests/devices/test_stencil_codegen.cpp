@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -259,6 +260,39 @@ TEST(StencilCodegen, ACompiledSweepIsKeptAndADamagedOneCompiledAgain) {
   { cuda::StencilCode<double> code(s, grid, 0, cuda::SweepChoice{true, shape}); }
   EXPECT_EQ(kept().size(), 1u);
   EXPECT_EQ(fs::file_size(files[0]), size);
+  unsetenv("XDG_CACHE_HOME");
+}
+
+TEST(StencilCodegen, SweepsCompiledAheadAreKeptForTheSweepsThatLoadThem) {
+  if (cuda_device_count() < 1) GTEST_SKIP() << "needs a GPU";
+  testing_support::Scratch scratch("hetstencil_kernels_ahead");
+  setenv("XDG_CACHE_HOME", scratch.file("cache").c_str(), 1);
+  StencilJob job;
+  job.stencil = Stencil::builtin("box27");
+  job.poisson5 = false;
+  job.precision = Precision::Float;
+  job.nx = 70;
+  job.ny = 20;
+  job.nz = 12;
+  const fs::path folder = fs::path(scratch.file("cache")) / "hetstencil" / "kernels";
+  auto kept = [&] {
+    std::map<fs::path, fs::file_time_type> files;
+    for (const auto& e : fs::directory_iterator(folder)) files[e.path()] = fs::last_write_time(e.path());
+    return files;
+  };
+  // Three generated sweeps: units per block is an argument of the default's
+  // kernel, and the table-driven kernel is compiled with the library.
+  const std::vector<Tuning> tunings = {{}, {{"warps", 2}}, {{"lines", 2}}, {{"units", 8}}, {{"generated", 0}}};
+  cuda::compile_sweeps_ahead("gpu0", job, tunings, 0);
+  const auto ahead = kept();
+  EXPECT_EQ(ahead.size(), 3u);
+  cuda::compile_sweeps_ahead("gpu0", job, tunings, 0);
+  EXPECT_EQ(kept(), ahead) << "kept kernels are not compiled again";
+  for (const Tuning& t : tunings) {
+    job.tuning = t;
+    cuda::StencilCode<float> code(job.stencil, job.shape(), 0, cuda::sweep_choice("gpu0", job));
+  }
+  EXPECT_EQ(kept(), ahead) << "each sweep loads the kernel compiled ahead for it";
   unsetenv("XDG_CACHE_HOME");
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <string>
@@ -140,6 +141,34 @@ TEST(TuneSearch, AParameterIsTriedOnlyWhereTheOthersMakeItMatter) {
   EXPECT_GE(widths_of_kernel_0, 1) << "width 2 tried with kernel 0";
 }
 
+
+TEST(TuneSearch, EachStepsSetsAreMadeReadyTogetherBeforeAnyIsMeasured) {
+  // A device builds what its parameter sets need side by side (a GPU's
+  // kernels): the search hands it the starts, then each parameter's other
+  // values, before it measures the first of them.
+  const std::vector<Tunable> tunables = {{"kernel", {0, 1}, 0, true}, {"width", {1, 2, 4}, 1}};
+  std::vector<std::vector<Tuning>> batches;
+  std::vector<Tuning> ready;
+  TuneSearchOptions options;
+  options.prepare = [&](const std::vector<Tuning>& sets) {
+    batches.push_back(sets);
+    ready.insert(ready.end(), sets.begin(), sets.end());
+  };
+  int measured = 0;
+  search_tuning(
+      tunables,
+      [&](const Tuning& t) {
+        ++measured;
+        EXPECT_NE(std::find(ready.begin(), ready.end(), t), ready.end()) << tuning_text(t) << " measured unprepared";
+        return around(names(t, "width", 4) ? 1.0 : 2.0, 0.01);
+      },
+      options);
+  EXPECT_GT(measured, 3);
+  ASSERT_GE(batches.size(), 2u);
+  EXPECT_EQ(batches.front(), (std::vector<Tuning>{Tuning{}, Tuning{{"kernel", 1}}})) << "the starts, at once";
+  EXPECT_EQ(batches[1], (std::vector<Tuning>{Tuning{{"width", 2}}, Tuning{{"width", 4}}}))
+      << "the defaults' other widths, at once";
+}
 TEST(TuneSearch, NothingToTuneMeasuresTheDefaultsAlone) {
   int calls = 0;
   const TuneOutcome out = search_tuning({}, [&](const Tuning&) { return ++calls, around(1.0, 0.0); }, {});
