@@ -34,7 +34,7 @@ MemoryFigure host_memory();
 
 /// What one user of a memory will allocate there.
 struct MemoryDemand {
-  std::string who;  ///< a device name, "the host grids"
+  std::string who;  ///< a device name, "the host's copy of the grids"
   std::uint64_t bytes = 0;
   MemoryFigure memory;
 };

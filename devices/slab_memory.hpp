@@ -20,5 +20,7 @@ struct Slab {
 /// (see check_memory). `job` needs its sizes, variant, stop rule and source
 /// kind, not its grids.
 void check_memory_for(const StencilJob& job, std::uint64_t host_bytes, const std::vector<Slab>& slabs);
+/// check_memory_for the host grids alone, before the slabs are known.
+void check_host_memory_for(std::uint64_t host_bytes);
 
 }  // namespace hetstencil

@@ -14,6 +14,7 @@
 
 #include "core/log.hpp"
 #include "devices/memory.hpp"
+#include "devices/slab_memory.hpp"
 #include "devices/sync.hpp"
 #include "devices/transport/transport.hpp"
 #include "hetstencil/error.hpp"
@@ -71,6 +72,12 @@ class ProgressMonitor {
   bool done_ = false;
   std::thread thread_;
 };
+
+// The host's grids: the iterate, and s*f where the source is a grid.
+std::uint64_t host_grid_bytes(const Problem& problem) {
+  const std::uint64_t grids = problem.source.kind != Source::Kind::Spike ? 2 : 1;
+  return grids * grid_bytes(problem.shape(), problem.precision);
+}
 
 // The job without its grids: what the devices' slabs are sized by.
 StencilJob job_of(const Problem& problem, const Plan& plan) {
@@ -243,6 +250,10 @@ Result execute_typed(const Problem& problem, const Plan& plan, const std::vector
 
 }  // namespace
 
+void check_host_grids(const Problem& problem) {
+  check_host_memory_for(host_grid_bytes(problem));
+}
+
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count) {
   const std::int64_t units = problem.units();
   const char* unit = problem.dimension() == 3 ? "planes" : "rows";
@@ -332,7 +343,7 @@ void check_solve(const Problem& problem, const Plan& plan, const std::vector<Dev
   for (const auto& part : plan.parts) {
     if (devices[part.device]) slabs.push_back({devices[part.device], RowRange{part.first_row, part.rows}});
   }
-  check_memory_for(job, (job.grid_source ? 2 : 1) * grid_bytes(problem.shape(), problem.precision), slabs);
+  check_memory_for(job, host_grid_bytes(problem), slabs);
 }
 
 }  // namespace

@@ -21,6 +21,12 @@ namespace hetstencil {
 /// and name distinct devices among `device_count`.
 void validate_plan(const Plan& plan, const Problem& problem, std::size_t device_count);
 
+/// Throws InvalidArgument, naming the bytes needed and the bytes there are,
+/// where the problem's host grids (its iterate, and s*f where the source is a
+/// grid) cannot be in this host's memory: a solve refuses it before any
+/// device is measured or allocated.
+void check_host_grids(const Problem& problem);
+
 /// Who watches a solve's progress, and how often (no one when `callback` is empty).
 struct ProgressWatch {
   ProgressCallback callback;

@@ -231,6 +231,8 @@ Plan Runtime::plan(const Problem& problem, const PlanOptions& options) {
       HETSTENCIL_THROW(InvalidArgument, "Runtime::plan would calibrate from the progress callback of a solve on the "
                                         "same Runtime, which waits for that solve forever; plan after it returns");
     }
+    // Not for grids this host cannot hold: the solve would refuse them after the calibration.
+    check_host_grids(problem);
     // Measured alone: a solve beside it would slow both and skew the figures.
     const std::lock_guard<std::mutex> alone(impl_->solving);
     keeper.calibrate(problem, options.budget_s, options.variant, options.notify);

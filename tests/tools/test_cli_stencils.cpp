@@ -96,6 +96,25 @@ TEST(CliStencils, TheReferenceSolvesA3dStencilAndWritesA3dArray) {
   EXPECT_TRUE(has(test::read_all(out), "'shape': (8, 10, 10)"));  // nz + 2, ny + 2, nx + 2
 }
 
+TEST(CliStencils, A3dGridNotSizedIs256ASide) {
+  const auto plan = run("plan --stencil poisson7 --iters 10 --profile " + kProfile);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_TRUE(has(plan.out, "256 x 256 x 256")) << plan.out;
+  const auto flat = run("plan --stencil box9 --iters 10 --profile " + kProfile);
+  ASSERT_EQ(flat.exit_code, 0) << flat.err;
+  EXPECT_TRUE(has(flat.out, "2048 x 2048")) << flat.out;
+}
+
+TEST(CliStencils, GridsTheHostCannotHoldAreRefusedBeforeAnyCalibration) {
+  // 8192^3 doubles: 4 TiB. With no profile, a solve would measure the devices first.
+  const auto r = test::run_command_line(HETSTENCIL_CLI, "solve --stencil poisson7 --nx 8192 --iters 1",
+                                        test::own_folder("hetstencil_cli_stencils_no_profile"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(has(r.err, "the host's copy of the grids needs")) << r.err;
+  EXPECT_FALSE(has(r.err, "measuring its devices first")) << r.err;
+  EXPECT_FALSE(has(r.err, "calibrated in")) << r.err;
+}
+
 TEST(CliStencils, ASizeOfTheOtherDimensionIsRefusedNamingBoth) {
   const auto r = run("solve --reference --stencil box9 --nx 8 --nz 4");
   EXPECT_EQ(r.exit_code, 2);

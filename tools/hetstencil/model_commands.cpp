@@ -50,7 +50,7 @@ Problem problem_of(const ModelOptions& o) { return problem_shape(o.problem); }
 int run_calibrate(const ModelOptions& o) {
   CalibrateOptions c;
   c.precisions = precisions_of(o.problem.precision);
-  c.nx = o.problem.nx;
+  c.nx = o.problem.width(2);
   c.max_rows = o.max_rows;
   c.budget_s = o.budget;
   c.variant = o.problem.variant_choice();
@@ -158,7 +158,7 @@ Command add_model_commands(CLI::App& app) {
   auto mode = std::make_shared<std::string>();
   CLI::App* cal = app.add_subcommand("calibrate", "Measure every device's rate curve and every link, save the profile");
   cal->add_option("--nx", o->problem.nx, "row width to calibrate for")->transform(integer_in(1, kMostRows))
-      ->capture_default_str();
+      ->default_str(std::to_string(kDefaultSide));
   cal->add_option("--max-rows", o->max_rows, "most rows measured on a device (default, 0: nx)")
       ->transform(integer_in(0, kMostRows));
   cal->add_option("--precision", o->problem.precision, "float, double or both")

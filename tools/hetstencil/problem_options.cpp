@@ -1,7 +1,8 @@
 #include "tools/hetstencil/problem_options.hpp"
 
-#include "tools/hetstencil/option_checks.hpp"
+#include <spdlog/fmt/fmt.h>
 
+#include "tools/hetstencil/option_checks.hpp"
 #include "hetstencil/error.hpp"
 #include "hetstencil/npy.hpp"
 
@@ -63,7 +64,10 @@ VariantChoice ProblemOptions::variant_choice() const {
 CLI::Validator grid_size() { return integer_in(1, kMaxGridSize); }
 
 void add_problem_options(CLI::App* command, ProblemOptions& o) {
-  command->add_option("--nx", o.nx, "interior points per row")->transform(grid_size())->capture_default_str();
+  command->add_option("--nx", o.nx,
+                      fmt::format("interior points per row (default: {}, or {} with a 3-D stencil)", kDefaultSide,
+                                  kDefaultSide3d))
+      ->transform(grid_size());
   command->add_option("--ny", o.ny, "interior rows (default: nx)")->transform(grid_size());
   command->add_option("--nz", o.nz, "interior planes, with a 3-D stencil (default: nx)")->transform(grid_size());
   command->add_option("--stencil", o.stencil,
@@ -99,9 +103,10 @@ void add_variant_options(CLI::App* command, ProblemOptions& o) {
 Problem problem_shape(const ProblemOptions& o) {
   Problem p;
   p.stencil = stencil_named(o.stencil);
-  p.nx = o.nx;
-  p.ny = o.rows();
-  p.nz = o.nz > 0 || p.stencil.dimension == 2 ? o.nz : o.nx;
+  const int dimension = p.stencil.dimension;
+  p.nx = o.width(dimension);
+  p.ny = o.rows(dimension);
+  p.nz = o.nz > 0 || dimension == 2 ? o.nz : p.nx;
   p.precision = parse_precision(o.precision);
   p.stop = o.stop();
   return p;

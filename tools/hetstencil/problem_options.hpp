@@ -11,10 +11,15 @@
 
 namespace hetstencil::cli {
 
+/// The grid's side where --nx is not given: a 2-D grid of doubles of 32 MiB,
+/// a 3-D one of 128 MiB (2048 a side would be 64 GiB).
+constexpr std::int64_t kDefaultSide = 2048;
+constexpr std::int64_t kDefaultSide3d = 256;
+
 struct ProblemOptions {
-  std::int64_t nx = 2048;
-  std::int64_t ny = 0;  // 0: nx
-  std::int64_t nz = 0;  // 0: nx with a 3-D stencil, none with a 2-D one
+  std::int64_t nx = 0;  // 0: kDefaultSide, or kDefaultSide3d with a 3-D stencil
+  std::int64_t ny = 0;  // 0: as wide as a row
+  std::int64_t nz = 0;  // 0: as wide as a row with a 3-D stencil, none with a 2-D one
   std::string stencil = "poisson5";  // a built-in's name or a JSON file
   std::string coefficients;          // a variable stencil's grids: a folder of .npy files (docs/stencils.md)
   std::string precision = "double";
@@ -25,7 +30,10 @@ struct ProblemOptions {
   int alpha = 8;
   int depth = 4;
 
-  std::int64_t rows() const { return ny > 0 ? ny : nx; }
+  /// Interior points per row of a grid of `dimension`: nx, or its default.
+  std::int64_t width(int dimension) const { return nx > 0 ? nx : dimension == 3 ? kDefaultSide3d : kDefaultSide; }
+  /// Interior rows of a grid of `dimension`: ny, or as many as a row's points.
+  std::int64_t rows(int dimension) const { return ny > 0 ? ny : width(dimension); }
   StopRule stop() const;
   /// How GPUs sweep: the variant with its depth (blocked) or alpha (async).
   VariantChoice variant_choice() const;

@@ -41,6 +41,7 @@ int run_project(const ProjectOptions& o) {
 Command add_project_command(CLI::App& app) {
   auto o = std::make_shared<ProjectOptions>();
   o->problem.precision = "float";
+  o->problem.nx = kDefaultSide;
   CLI::App* sub = app.add_subcommand(
       "project", "The model's iteration time over many nodes of a cluster profile: strong and weak scaling");
   sub->add_option("--cluster", o->cluster, "a cluster profile (JSON, schema hetstencil-cluster)")->required();

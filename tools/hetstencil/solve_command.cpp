@@ -53,7 +53,7 @@ void adopt_saved_plan(SolveOptions& o, const SavedPlan& saved) {
   };
   const auto number = [](double v) { return fmt::format("{:g}", v); };
   clash("--nx", std::to_string(o.problem.nx), std::to_string(saved.nx));
-  clash("--ny", std::to_string(o.problem.rows()), std::to_string(saved.ny));
+  clash("--ny", std::to_string(o.problem.ny), std::to_string(saved.ny));
   clash("--precision", to_string(parse_precision(o.problem.precision)), to_string(saved.precision));
   clash("--variant", o.problem.variant, to_string(saved.variant.variant));
   if (saved.variant.variant == Variant::Blocked) clash("--depth", std::to_string(o.problem.depth), std::to_string(saved.variant.param));
