@@ -141,7 +141,7 @@ std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std:
   using Slot = std::tuple<double, std::int64_t, std::size_t>;
   std::priority_queue<Slot> slowest;
   for (std::size_t k = 0; k < n; ++k) {
-    if (fixed[k] <= 0 && rows[k] > 0) slowest.push({model.device(k, rows[k]).iteration_s, rows[k], k});
+    if (fixed[k] <= 0 && rows[k] > floor) slowest.push({model.device(k, rows[k]).iteration_s, rows[k], k});
   }
   for (std::int64_t excess = free_sum(rows) - left; excess > 0 && !slowest.empty(); --excess) {
     const std::size_t k = std::get<2>(slowest.top());
@@ -158,6 +158,25 @@ std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std:
 // no rows, the best of: without them (the rest balanced again, their
 // neighbours change, so the order of the result may be shorter), every device
 // at its fewest rows at least, an even split. Invalid when none covers.
+// The devices of `order` with each at least its fewest rows (the iterations
+// balanced above that): what a device costs where the balance alone would
+// give it none. Invalid where the rows do not go round.
+Evaluated fed_all(const Profile& profile, const std::vector<Candidate>& candidates, std::vector<std::size_t> order,
+                  const Question& q, bool thorough) {
+  const auto [model, caps] = ordered(profile, candidates, order, q);
+  std::vector<std::int64_t> rows = bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny, true);
+  bool fits = !rows.empty();
+  for (std::size_t k = 0; fits && k < rows.size(); ++k) fits = rows[k] >= model.min_rows() && rows[k] <= caps[k];
+  Evaluated e;
+  if (!fits) return e;
+  if (thorough) refine(model, caps, rows);
+  e.order = std::move(order);
+  e.rows = std::move(rows);
+  e.prediction = model.predict(e.rows);
+  e.valid = true;
+  return e;
+}
+
 Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidates, std::vector<std::size_t> order,
                   const Question& q, bool thorough) {
   const auto has_zero = [](const std::vector<std::int64_t>& rows) {
@@ -177,18 +196,20 @@ Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidat
         if (plain[k] > 0) fed.push_back(order[k]);
       }
       Evaluated best = fed.empty() ? Evaluated{} : balance(profile, candidates, fed, q, thorough);
-      const std::vector<std::int64_t> even = even_rows(q.ny, order.size());
-      for (auto rows : {bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny, true), even}) {
-        bool fits = !rows.empty();
-        for (std::size_t k = 0; fits && k < rows.size(); ++k) fits = rows[k] >= model.min_rows() && rows[k] <= caps[k];
-        if (!fits) continue;
-        if (thorough) refine(model, caps, rows);
-        const Prediction p = model.predict(rows);
-        if (best.valid && best.prediction.total_s <= p.total_s) continue;
-        best.order = order;
-        best.rows = std::move(rows);
-        best.prediction = p;
-        best.valid = true;
+      const Evaluated all_fed = fed_all(profile, candidates, order, q, thorough);
+      if (all_fed.valid && (!best.valid || all_fed.prediction.total_s < best.prediction.total_s)) best = all_fed;
+      std::vector<std::int64_t> even = even_rows(q.ny, order.size());
+      bool fits = true;
+      for (std::size_t k = 0; fits && k < even.size(); ++k) fits = even[k] >= model.min_rows() && even[k] <= caps[k];
+      if (fits) {
+        if (thorough) refine(model, caps, even);
+        const Prediction p = model.predict(even);
+        if (!best.valid || p.total_s < best.prediction.total_s) {
+          best.order = order;
+          best.rows = std::move(even);
+          best.prediction = p;
+          best.valid = true;
+        }
       }
       return best;
     }
@@ -261,7 +282,10 @@ Evaluated best_for(const Profile& profile, const std::vector<Candidate>& candida
 // Why candidate c is not in the plan, in one line with the figures: `with`
 // is the best plan that has it, `without` the plan chosen.
 std::string reason(const Candidate& c, const Evaluated* with, const Evaluated& without, std::int64_t ny) {
-  if (!with) return "no split with it covers the grid (too slow, or no rows left for it)";
+  if (!with) {
+    return fmt::format("no split of the {} rows has room for it beside the plan's devices (each needs its fewest rows, "
+                       "and its memory caps its share)", ny);
+  }
   const double with_s = with->prediction.total_s, without_s = without.prediction.total_s;
   std::string share, costs;
   for (std::size_t k = 0; k < with->order.size(); ++k) {
@@ -408,7 +432,17 @@ Plan plan_split(const Profile& profile, const std::vector<Candidate>& candidates
   plan.prediction = q.cautious ? predict(profile, planned, precision, nx, stop, variant) : best.prediction;
   for (std::size_t c = 0; c < n; ++c) {
     if (std::find(best.order.begin(), best.order.end(), c) != best.order.end()) continue;
-    plan.left_out.push_back({candidates[c].name, reason(candidates[c], best_with.count(c) ? &best_with[c] : nullptr, best, ny)});
+    const Evaluated* with = best_with.count(c) ? &best_with[c] : nullptr;
+    Evaluated fed;
+    if (!with) {
+      // The balance of iterations gave it no rows in every set tried: priced
+      // beside the plan's devices at its fewest rows.
+      std::vector<std::size_t> order = best.order;
+      order.push_back(c);
+      fed = fed_all(profile, candidates, order, q, thorough);
+      if (fed.valid) with = &fed;
+    }
+    plan.left_out.push_back({candidates[c].name, reason(candidates[c], with, best, ny)});
   }
   return plan;
 }

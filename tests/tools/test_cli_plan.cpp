@@ -75,6 +75,20 @@ TEST(CliPlan, EightGpusAndTwoSocketsPlanASmallGrid) {
   for (const auto& l : j["left_out"]) EXPECT_FALSE(l["reason"].get<std::string>().empty()) << l["name"];
 }
 
+TEST(CliPlan, EveryDeviceLeftOutOfATinyGridSaysWhatItWouldCost) {
+  // 256 rows: the balance of iterations gives most GPUs no row at all; each
+  // is priced at its fewest rows beside the plan's devices instead.
+  const CliRun r = run_cli("plan --json --profile " + kEightGpus + " --nx 256 --iters 100");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_GE(j["left_out"].size(), 5u) << r.out;
+  for (const auto& l : j["left_out"]) {
+    const std::string reason = l["reason"].get<std::string>();
+    EXPECT_NE(reason.find("% of the rows would"), std::string::npos) << l["name"] << ": " << reason;
+    EXPECT_NE(reason.find(" s against "), std::string::npos) << l["name"] << ": " << reason;
+  }
+}
+
 TEST(CliPlan, TheLargestIterationCountPlansAndPredictsAtOnce) {
   const CliRun plan =
       run_cli("plan --json --profile " + kEightGpus + " --nx 16384 --iters " + kMostIters + " --tol 1e-9 --check-every 3");
