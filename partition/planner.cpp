@@ -151,24 +151,15 @@ std::vector<std::int64_t> bisect(const SplitModel& model, const std::vector<std:
   return rows;
 }
 
-// The rows that finish first for one order. Besides the plain balance, a few
-// devices start from a single row each: a device with a high floor can pay as
-// a thin bridge between others, a shape the balance alone does not reach.
-// `thorough` refines every start. When the plain balance gives some devices
-// no rows, the best of: without them (the rest balanced again, their
-// neighbours change, so the order of the result may be shorter), every device
-// at its fewest rows at least, an even split. Invalid when none covers.
-// The devices of `order` with each at least its fewest rows (the iterations
-// balanced above that): what a device costs where the balance alone would
-// give it none. Invalid where the rows do not go round.
-Evaluated fed_all(const Profile& profile, const std::vector<Candidate>& candidates, std::vector<std::size_t> order,
-                  const Question& q, bool thorough) {
-  const auto [model, caps] = ordered(profile, candidates, order, q);
-  std::vector<std::int64_t> rows = bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny, true);
-  bool fits = !rows.empty();
-  for (std::size_t k = 0; fits && k < rows.size(); ++k) fits = rows[k] >= model.min_rows() && rows[k] <= caps[k];
+// `rows` over `order`, refined where `thorough`, and priced; invalid unless
+// every device has its fewest rows at least and no more than its memory holds.
+Evaluated priced(const SplitModel& model, const std::vector<std::int64_t>& caps, std::vector<std::size_t> order,
+                 std::vector<std::int64_t> rows, bool thorough) {
   Evaluated e;
-  if (!fits) return e;
+  if (rows.empty()) return e;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k] < model.min_rows() || rows[k] > caps[k]) return e;
+  }
   if (thorough) refine(model, caps, rows);
   e.order = std::move(order);
   e.rows = std::move(rows);
@@ -177,6 +168,23 @@ Evaluated fed_all(const Profile& profile, const std::vector<Candidate>& candidat
   return e;
 }
 
+// The devices of `order`, each with its fewest rows at least (the iterations
+// balanced above that): what a device costs where the balance alone gives it
+// none.
+Evaluated fed_all(const Profile& profile, const std::vector<Candidate>& candidates, std::vector<std::size_t> order,
+                  const Question& q, bool thorough) {
+  const auto [model, caps] = ordered(profile, candidates, order, q);
+  std::vector<std::int64_t> rows = bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny, true);
+  return priced(model, caps, std::move(order), std::move(rows), thorough);
+}
+
+// The rows that finish first for one order. Besides the plain balance, a few
+// devices start from a single row each: a device with a high floor can pay as
+// a thin bridge between others, a shape the balance alone does not reach.
+// `thorough` refines every start. When the plain balance gives some devices
+// no rows, the best of: without them (the rest balanced again, their
+// neighbours change, so the order of the result may be shorter), every device
+// at its fewest rows at least, an even split. Invalid when none covers.
 Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidates, std::vector<std::size_t> order,
                   const Question& q, bool thorough) {
   const auto has_zero = [](const std::vector<std::int64_t>& rows) {
@@ -196,20 +204,10 @@ Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidat
         if (plain[k] > 0) fed.push_back(order[k]);
       }
       Evaluated best = fed.empty() ? Evaluated{} : balance(profile, candidates, fed, q, thorough);
-      const Evaluated all_fed = fed_all(profile, candidates, order, q, thorough);
-      if (all_fed.valid && (!best.valid || all_fed.prediction.total_s < best.prediction.total_s)) best = all_fed;
-      std::vector<std::int64_t> even = even_rows(q.ny, order.size());
-      bool fits = true;
-      for (std::size_t k = 0; fits && k < even.size(); ++k) fits = even[k] >= model.min_rows() && even[k] <= caps[k];
-      if (fits) {
-        if (thorough) refine(model, caps, even);
-        const Prediction p = model.predict(even);
-        if (!best.valid || p.total_s < best.prediction.total_s) {
-          best.order = order;
-          best.rows = std::move(even);
-          best.prediction = p;
-          best.valid = true;
-        }
+      for (auto rows : {bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny, true),
+                        even_rows(q.ny, order.size())}) {
+        Evaluated e = priced(model, caps, order, std::move(rows), thorough);
+        if (e.valid && (!best.valid || e.prediction.total_s < best.prediction.total_s)) best = std::move(e);
       }
       return best;
     }

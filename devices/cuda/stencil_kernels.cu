@@ -272,7 +272,7 @@ struct StencilCode<T>::Generated {
 
 namespace {
 
-// How a slab of a grid of `shape` lays out what the generated sweep has as constants.
+// The sizes of `slab` that the generated sweep has as constants.
 SweepLayout layout_of(const StencilSlab& slab) {
   return {slab.nx, slab.lines, slab.cols, slab.unit_values, slab.depth};
 }
