@@ -132,9 +132,15 @@ GpuLoad::~GpuLoad() {
 
 std::int64_t GpuLoad::sweeps() const { return impl_->sweeps.load(); }
 
-std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
-                                            const std::vector<std::int64_t>& rows, int repetitions,
-                                            const VariantChoice& variant) {
+RateSamples gpu_rate_sample(std::int64_t rows, const std::vector<double>& plain, const std::vector<double>& checked) {
+  RateSamples out{rows, {robust_time(plain)}, {}};
+  if (!checked.empty()) out.check_s.push_back(std::max(0.0, robust_time(checked) - out.sweep_s.front()));
+  return out;
+}
+
+std::vector<RateSamples> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
+                                          const std::vector<std::int64_t>& rows, int repetitions, bool checks,
+                                          const VariantChoice& variant) {
   const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its sweep";
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
   return dispatch(precision, [&](auto zero) {
@@ -149,7 +155,7 @@ std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::i
     cuda::Stream stream(where);
     const bool tiles = variant.variant != Variant::Sync;
     const int limit = tiles ? cuda::allow_tile_shared_memory<T>(gpu, where) : 0;
-    std::vector<GpuRateSample> out;
+    std::vector<RateSamples> out;
     for (std::int64_t r : rows) {
       cuda::SweepArgs a;
       a.layout = layout;
@@ -168,6 +174,7 @@ std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::i
           plain.push_back(median_seconds(where, 1, stream, [&] {
             cuda::launch_tile_pass<T>(variant, variant.param, u.get<T>(), v.get<T>(), nullptr, t, limit, stream, where);
           }) / variant.param);
+          if (!checks) continue;
           checked.push_back(plain.back() + median_seconds(where, 1, stream, [&] {
             cuda::launch_sweep<T, false, true>(u.get<T>(), nullptr, nullptr, a, stream);
           }));
@@ -175,12 +182,13 @@ std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::i
           plain.push_back(median_seconds(where, 1, stream, [&] {
             cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), nullptr, a, stream);
           }));
+          if (!checks) continue;
           checked.push_back(median_seconds(where, 1, stream, [&] {
             cuda::launch_sweep<T, true, true>(u.get<T>(), v.get<T>(), nullptr, a, stream);
           }));
         }
       }
-      out.push_back({r, robust_time(plain), robust_time(checked)});
+      out.push_back(gpu_rate_sample(r, plain, checked));
     }
     return out;
   });

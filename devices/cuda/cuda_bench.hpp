@@ -40,18 +40,18 @@ class GpuLoad final : public DeviceLoad {
 
 namespace hetstencil {
 
-struct GpuRateSample {
-  std::int64_t rows = 0;
-  double sweep_s = 0.0;          ///< one sweep
-  double checked_sweep_s = 0.0;  ///< one sweep that also folds the residual
-};
+/// One robust figure of a sweep of `rows` from its timed sweeps `plain`, and
+/// what a check adds from `checked` (sweeps that fold the residual; empty
+/// where no check was asked for).
+RateSamples gpu_rate_sample(std::int64_t rows, const std::vector<double>& plain, const std::vector<double>& checked);
 
 /// Robust seconds of one sweep of r rows of width nx on CUDA device `gpu`, for
-/// each r in `rows` (one slab, sized for the largest; random data); for a tile
-/// variant, of one of the sweeps of its pass.
-std::vector<GpuRateSample> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
-                                            const std::vector<std::int64_t>& rows, int repetitions,
-                                            const VariantChoice& variant = {});
+/// each r in `rows` (one slab, sized for the largest; random data), and with
+/// `checks` what a residual check adds; for a tile variant, of one of the
+/// sweeps of its pass.
+std::vector<RateSamples> gpu_rate_samples(int gpu, Precision precision, std::int64_t nx,
+                                          const std::vector<std::int64_t>& rows, int repetitions, bool checks,
+                                          const VariantChoice& variant = {});
 
 /// (bytes, seconds) samples of the copies a GPU device makes, timed on the host
 /// as the halo exchange sees them (call, copy and synchronization).

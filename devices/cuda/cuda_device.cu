@@ -91,14 +91,10 @@ class CudaDevice final : public Device {
 
   const DeviceInfo& info() const override { return info_; }
   std::vector<RateSamples> measure_sweeps(const StencilJob& job, const std::vector<std::int64_t>& rows,
-                                          int repetitions, bool /*checks*/,
+                                          int repetitions, bool checks,
                                           const std::function<void()>& /*before_each*/) override {
-    if (!job.poisson5) return any_stencil_->measure_sweeps(job, rows, repetitions);
-    std::vector<RateSamples> out;
-    for (const GpuRateSample& s : gpu_rate_samples(gpu_, job.precision, job.nx, rows, repetitions, job.variant)) {
-      out.push_back({s.rows, {s.sweep_s}, {std::max(0.0, s.checked_sweep_s - s.sweep_s)}});
-    }
-    return out;
+    if (!job.poisson5) return any_stencil_->measure_sweeps(job, rows, repetitions, checks);
+    return gpu_rate_samples(gpu_, job.precision, job.nx, rows, repetitions, checks, job.variant);
   }
 
   std::vector<LinkSamples> measure_links(const std::vector<const Device*>& others, const std::vector<double>& sizes,

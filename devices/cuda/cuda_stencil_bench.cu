@@ -5,7 +5,6 @@
 #include <string>
 
 #include "core/dispatch.hpp"
-#include "core/robust.hpp"
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/cuda_timing.cuh"
@@ -70,23 +69,23 @@ struct BenchSlab {
 };
 
 template <class T>
-std::vector<GpuRateSample> rate_samples(int gpu, const StencilJob& job, const std::vector<std::int64_t>& rows,
-                                        int repetitions) {
+std::vector<RateSamples> rate_samples(int gpu, const StencilJob& job, const std::vector<std::int64_t>& rows,
+                                      int repetitions, bool checks) {
   const std::string where = "gpu" + std::to_string(gpu) + ": calibrating its sweep of the stencil '" + job.stencil.name + "'";
   HETSTENCIL_CUDA_CHECK(cudaSetDevice(gpu), where);
   const std::int64_t radius = job.stencil.radius();
   const std::int64_t most = *std::max_element(rows.begin(), rows.end());
   BenchSlab<T> slab(job, gpu, most, where);
   slab.settle(radius, most, where);
-  std::vector<GpuRateSample> out;
+  std::vector<RateSamples> out;
   for (std::int64_t r : rows) {
     std::vector<double> plain, checked;
     for (int rep = 0; rep < repetitions; ++rep) {
       plain.push_back(cuda::median_seconds(where, 1, slab.stream, [&] { slab.sweep(radius, r, false); }));
-      checked.push_back(cuda::median_seconds(where, 1, slab.stream, [&] { slab.sweep(radius, r, true); }));
+      if (checks) checked.push_back(cuda::median_seconds(where, 1, slab.stream, [&] { slab.sweep(radius, r, true); }));
     }
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), where);
-    out.push_back({r, robust_time(plain), robust_time(checked)});
+    out.push_back(gpu_rate_sample(r, plain, checked));
   }
   return out;
 }
@@ -126,9 +125,10 @@ SweepVsCopy sweep_vs_copy(int gpu, const StencilJob& job, int repetitions) {
 
 }  // namespace
 
-std::vector<GpuRateSample> gpu_stencil_rate_samples(int gpu, const StencilJob& job, const std::vector<std::int64_t>& rows,
-                                                    int repetitions) {
-  return dispatch(job.precision, [&](auto zero) { return rate_samples<decltype(zero)>(gpu, job, rows, repetitions); });
+std::vector<RateSamples> gpu_stencil_rate_samples(int gpu, const StencilJob& job, const std::vector<std::int64_t>& rows,
+                                                  int repetitions, bool checks) {
+  return dispatch(job.precision,
+                  [&](auto zero) { return rate_samples<decltype(zero)>(gpu, job, rows, repetitions, checks); });
 }
 
 SweepVsCopy bench_gpu_stencil_sweep(int gpu, const StencilJob& job, int repetitions) {

@@ -12,10 +12,11 @@
 namespace hetstencil {
 
 /// Robust seconds of one sweep of r units of job's stencil, shape and
-/// precision on CUDA device `gpu`, plain and with the residual folded, for
-/// each r in `rows` (one slab of random values, sized for the largest).
-std::vector<GpuRateSample> gpu_stencil_rate_samples(int gpu, const StencilJob& job, const std::vector<std::int64_t>& rows,
-                                                    int repetitions);
+/// precision on CUDA device `gpu` for each r in `rows` (one slab of random
+/// values, sized for the largest), and with `checks` what folding the
+/// residual adds.
+std::vector<RateSamples> gpu_stencil_rate_samples(int gpu, const StencilJob& job, const std::vector<std::int64_t>& rows,
+                                                  int repetitions, bool checks);
 
 /// One sweep of job's whole grid (job.shape(): nx x ny, or nx x ny x nz) of
 /// random values on CUDA device `gpu`, plain and checked, beside a

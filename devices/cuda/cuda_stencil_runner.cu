@@ -96,12 +96,8 @@ class CudaStencilSlab final : public CudaStencilRunner {
   DeviceTimes times() const override { return times_; }
 
   std::vector<RateSamples> measure_sweeps(const StencilJob& job, const std::vector<std::int64_t>& rows,
-                                          int repetitions) override {
-    std::vector<RateSamples> out;
-    for (const GpuRateSample& s : gpu_stencil_rate_samples(gpu_, job, rows, repetitions)) {
-      out.push_back({s.rows, {s.sweep_s}, {std::max(0.0, s.checked_sweep_s - s.sweep_s)}});
-    }
-    return out;
+                                          int repetitions, bool checks) override {
+    return gpu_stencil_rate_samples(gpu_, job, rows, repetitions, checks);
   }
 
   SweepVsCopy sweep_vs_copy(const StencilJob& job, int repetitions) override {

@@ -26,9 +26,10 @@ class CudaStencilRunner {
   virtual void run(Endpoint& port) = 0;
   virtual void detach() = 0;
   virtual DeviceTimes times() const = 0;
-  /// Sweeps of r units of job's shape for each r in `rows`, and what a check adds.
+  /// Sweeps of r units of job's shape for each r in `rows`, and with `checks`
+  /// what a check adds.
   virtual std::vector<RateSamples> measure_sweeps(const StencilJob& job, const std::vector<std::int64_t>& rows,
-                                                  int repetitions) = 0;
+                                                  int repetitions, bool checks) = 0;
   /// A sweep of job's whole grid beside a copy of the same bytes.
   virtual SweepVsCopy sweep_vs_copy(const StencilJob& job, int repetitions) = 0;
 };

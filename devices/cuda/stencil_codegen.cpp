@@ -157,6 +157,17 @@ void open_kernel(Source& s, const Stencil& stencil, Precision precision, const S
   s.line("typedef long long i64;");
   s.add(precision == Precision::Float ? quotient_source<float>(stencil.diagonal) : quotient_source<double>(stencil.diagonal));
   if (vector > 1) s.add(vector_source(precision, vector));
+  if (shape.ahead > 0) s.line("__device__ __forceinline__ void prefetch_l2(const T* q) { asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(q)); }");
+}
+
+// Asks L2 for the thread's own lines (`lines`: their offsets from the unit's
+// first value) shape.ahead units beyond `next`, the unit the next step loads;
+// a block's last steps ask for none of the units past those it reads.
+void prefetch_ahead(Source& s, const SweepShape& shape, int next, const std::vector<std::string>& lines) {
+  if (shape.ahead == 0) return;
+  s.line(fmt::format("    if (z + {} < ze) {{", shape.ahead + 1));
+  for (const std::string& line : lines) s.line(fmt::format("      prefetch_l2(p + ({} * U + {}));", next + shape.ahead, line));
+  s.line("    }");
 }
 
 // The entry point up to its opening brace, and the slab's sizes as constants
@@ -307,6 +318,13 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
   }
   s.line("  for (i64 z = zb;;) {");
   s.line("    const bool more = z + 1 < ze;");
+  std::vector<std::string> own_lines;
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) own_lines.push_back(fmt::format("{} * C + x{}", c, k));
+  }
+  int farthest = 0;
+  for (const Term& t : terms) farthest = std::max(farthest, t.march);
+  prefetch_ahead(s, shape, farthest + 1, own_lines);
   for (const auto& [l, r] : reach) {
     std::vector<std::string> names;
     for (const Position& p : filled(l)) names.push_back(ahead(p));
@@ -531,6 +549,11 @@ std::string shared_sweep(const Stencil& stencil, Precision precision, const Swee
   s.line("  int slot = 0;");
   s.line("  for (i64 z = zb;;) {");
   s.line("    const bool more = z + 1 < ze;");
+  std::vector<std::string> own_lines;
+  for (int k = 0; k < columns; ++k) {
+    for (int c = 0; c < lines; ++c) own_lines.push_back(fmt::format("g{}_{}", k, c));
+  }
+  prefetch_ahead(s, shape, own_high + 1, own_lines);
   for (int k = 0; k < columns; ++k) {
     for (int c = 0; c < lines; ++c) s.line(fmt::format("    const T n{0}_{1} = more ? __ldg(p + ({2} * U + g{0}_{1})) : (T)0;", k, c, own_high + 1));
   }

@@ -30,6 +30,10 @@ struct SweepShape {
   /// stored as aligned vectors (1, 2 or kMostVectorCells), their neighbours
   /// along the line read one by one; the tiled kernel updates one cell a group.
   int vector = 1;
+  /// Units beyond the next that the march asks L2 to fetch for a thread's own
+  /// lines (0: none): more bytes in flight than its registers hold, where too
+  /// few warps fit an SM to hide the memory's latency with their loads alone.
+  int ahead = 0;
 
   /// The shape used unless tuned. Measured on an H100 (bench stencils and
   /// the tuner, float and double, 16384^2 and 512^3; docs/stencils.md): in
@@ -40,7 +44,7 @@ struct SweepShape {
 
   bool operator==(const SweepShape& o) const {
     return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units && shared == o.shared &&
-           vector == o.vector;
+           vector == o.vector && ahead == o.ahead;
   }
 };
 

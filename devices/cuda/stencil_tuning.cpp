@@ -17,7 +17,8 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
                               {"warps", {1, 2, 4, 8}, d.warps, false, generated},
                               {"columns", {1, 2, 4}, d.columns, false, generated},
                               {"units", {4, 8, 16, 32, 64, 128}, d.units, false, generated},
-                              {"vector", {1, 2, kMostVectorCells}, d.vector, false, in_registers}};
+                              {"vector", {1, 2, kMostVectorCells}, d.vector, false, in_registers},
+                              {"ahead", {0, 2}, d.ahead, false, generated}};
   if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines, false, generated});
   return out;
 }
@@ -38,6 +39,7 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   c.shape.columns = value("columns");
   c.shape.units = value("units");
   c.shape.vector = value("vector");
+  c.shape.ahead = value("ahead");
   if (job.stencil.dimension == 3) c.shape.lines = value("lines");
   return c;
 }

@@ -38,7 +38,7 @@ std::vector<Stencil> stencils() {
 }
 
 // Each kernel at the stencil's default shape and others: groups of 1, 2 and 4
-// cells a lane (the tiled kernel takes one).
+// cells a lane (the tiled kernel takes one), and units asked of L2 ahead.
 std::vector<SweepShape> shapes(const Stencil& s) {
   SweepShape registers = SweepShape::default_for(s, Precision::Double), shared = registers;
   registers.shared = false;
@@ -47,10 +47,11 @@ std::vector<SweepShape> shapes(const Stencil& s) {
           SweepShape{8, 3, 1, 7},
           SweepShape{1, 1, 2, 5},
           SweepShape{2, 2, 1, 3, false, 4},
-          SweepShape{4, 1, 4, 6, false, 2},
+          SweepShape{4, 1, 4, 6, false, 2, 2},
           SweepShape{1, 3, 2, 5, false, 4},
           shared,
           SweepShape{8, 3, 1, 7, true},
+          SweepShape{2, 2, 2, 9, true, 1, 4},
           SweepShape{1, 1, 2, 5, true, 4},
           SweepShape{8, 4, 2, 7, true, 2}};  // a ring too large for shared memory in star4 double
 }
