@@ -24,6 +24,10 @@ double seconds_since(Clock::time_point start) {
 // What to assume where the topology does not say how large the cache is.
 constexpr std::uint64_t kAssumedCacheBytes = std::uint64_t(32) << 20;
 
+// The fewest values of a 2-D sweep's chunk (RowClaims), a few microseconds of
+// a core's sweep.
+constexpr std::int64_t kLeastChunkValues = 4096;
+
 }  // namespace
 
 CpuDevice::CpuDevice(DeviceInfo info, std::vector<std::vector<int>> worker_cpus, std::uint64_t cache_bytes,
@@ -120,6 +124,7 @@ void CpuDevice::attach(const StencilJob& job, RowRange rows) {
   const auto value = [&](const char* name) { return tuned_value(job.tuning, parameters, name); };
   team_.use(value("threads"));
   active_ = value("threads");
+  claims_.reset(active_);
   streaming_allowed_ = value("streaming") == 1;
   blocking_ = SweepBlocking{};
   if (!job.poisson5) {
@@ -187,29 +192,39 @@ bool CpuDevice::streaming_stores(std::int64_t rows) const {
   return streaming_allowed_ && kHasStreamingStores && bytes > cache_bytes_;
 }
 
+// In 2-D the workers claim the rows in chunks (RowClaims): a worker slowed
+// down holds the others up by a chunk, not by its share. In 3-D each sweeps
+// its own share of planes, through which its tiles march in one go: a chunk of
+// planes would read the radius of planes beside it again.
 template <class T>
 void CpuDevice::sweep_rows(int worker, int from, std::int64_t begin, std::int64_t end) {
-  if (!job_->poisson5) {
-    sweep_units_of<T>(worker, from, begin, end);
+  const bool streaming = streaming_stores(end - begin);
+  if (job_->stencil.dimension == 3) {
+    sweep_units_of<T>(from, worker_rows(worker, begin, end), streaming);
     return;
   }
-  const Block b = worker_rows(worker, begin, end);
-  const bool streaming = streaming_stores(end - begin);
+  // Chunks of kLeastChunkValues at least, so that a claim costs little beside them.
+  const std::int64_t least_rows = (kLeastChunkValues + pitch_ - 1) / pitch_;
+  if (!job_->poisson5) {
+    claims_.sweep(worker, active_, begin, end, least_rows, [&](Block b) { sweep_units_of<T>(from, b, streaming); });
+    return;
+  }
   const T* h2f = static_cast<const T*>(job_->h2f);
   const auto sweep = streaming ? jacobi_row_streaming<T> : jacobi_row<T>;
-  for (std::int64_t r = b.begin; r < b.end; ++r) {
-    const std::int64_t global = rows_.first - 1 + r;
-    sweep(row<T>(from, r - 1), row<T>(from, r), row<T>(from, r + 1), h2f ? h2f + global * job_->cols() : nullptr,
-          global == job_->spike_row ? job_->spike_col : -1, row<T>(1 - from, r), job_->nx);
-  }
+  claims_.sweep(worker, active_, begin, end, least_rows, [&](Block b) {
+    for (std::int64_t r = b.begin; r < b.end; ++r) {
+      const std::int64_t global = rows_.first - 1 + r;
+      sweep(row<T>(from, r - 1), row<T>(from, r), row<T>(from, r + 1), h2f ? h2f + global * job_->cols() : nullptr,
+            global == job_->spike_row ? job_->spike_col : -1, row<T>(1 - from, r), job_->nx);
+    }
+  });
   if (streaming) stream_fence();  // the rows must be visible before the barrier
 }
 
-// The worker's units as a grid of their own (GridShape with its units on the
-// split axis), from the radius-deep units before them: stencil_sweep's slab.
+// Units b as a grid of their own (GridShape with its units on the split axis),
+// from the radius-deep units before them: stencil_sweep's slab.
 template <class T>
-void CpuDevice::sweep_units_of(int worker, int from, std::int64_t begin, std::int64_t end) {
-  const Block b = worker_rows(worker, begin, end);
+void CpuDevice::sweep_units_of(int from, Block b, bool streaming) {
   if (b.size() <= 0) return;
   const std::int64_t base = b.begin - job_->stencil.radius();
   GridShape view = job_->shape();
@@ -223,8 +238,7 @@ void CpuDevice::sweep_units_of(int worker, int from, std::int64_t begin, std::in
     source.coefficients = static_cast<const T*>(job_->coefficients) + base_index;
     source.stride = job_->shape().values();
   }
-  sweep_units(terms<T>(), view, row<T>(from, base), row<T>(1 - from, base), source, 0, b.size(), blocking_,
-              streaming_stores(end - begin));
+  sweep_units(terms<T>(), view, row<T>(from, base), row<T>(1 - from, base), source, 0, b.size(), blocking_, streaming);
 }
 
 template <class T>
