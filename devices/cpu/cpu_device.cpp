@@ -192,15 +192,22 @@ bool CpuDevice::streaming_stores(std::int64_t rows) const {
   return streaming_allowed_ && kHasStreamingStores && bytes > cache_bytes_;
 }
 
-// In 2-D the workers claim the rows in chunks (RowClaims): a worker slowed
-// down holds the others up by a chunk, not by its share. In 3-D each sweeps
-// its own share of planes, through which its tiles march in one go: a chunk of
-// planes would read the radius of planes beside it again.
+// The workers claim a sweep's cells in chunks (RowClaims): a worker slowed
+// down holds the others up by a chunk, not by its share. In 2-D a chunk is
+// rows of a share; in 3-D, tiles' lines of every plane of a share, whose tiles
+// march through the share's planes in one go as its own worker's do (a chunk
+// of planes would read the radius of planes beside it again).
 template <class T>
 void CpuDevice::sweep_rows(int worker, int from, std::int64_t begin, std::int64_t end) {
   const bool streaming = streaming_stores(end - begin);
   if (job_->stencil.dimension == 3) {
-    sweep_units_of<T>(from, worker_rows(worker, begin, end), streaming);
+    const std::int64_t lines = job_->ny;
+    const std::int64_t tile_lines = sweep_tile(job_->shape(), blocking_, sizeof(T)).lines;
+    claims_.sweep(worker, active_, 0, active_ * lines, tile_lines, [&](Block b) {
+      const std::int64_t owner = b.begin / lines;
+      const SweepLines part{b.begin - owner * lines, b.end - owner * lines};
+      sweep_units_of<T>(from, worker_rows(static_cast<int>(owner), begin, end), streaming, part);
+    });
     return;
   }
   // Chunks of kLeastChunkValues at least, so that a claim costs little beside them.
@@ -224,7 +231,7 @@ void CpuDevice::sweep_rows(int worker, int from, std::int64_t begin, std::int64_
 // Units b as a grid of their own (GridShape with its units on the split axis),
 // from the radius-deep units before them: stencil_sweep's slab.
 template <class T>
-void CpuDevice::sweep_units_of(int from, Block b, bool streaming) {
+void CpuDevice::sweep_units_of(int from, Block b, bool streaming, SweepLines lines) {
   if (b.size() <= 0) return;
   const std::int64_t base = b.begin - job_->stencil.radius();
   GridShape view = job_->shape();
@@ -238,7 +245,8 @@ void CpuDevice::sweep_units_of(int from, Block b, bool streaming) {
     source.coefficients = static_cast<const T*>(job_->coefficients) + base_index;
     source.stride = job_->shape().values();
   }
-  sweep_units(terms<T>(), view, row<T>(from, base), row<T>(1 - from, base), source, 0, b.size(), blocking_, streaming);
+  sweep_units(terms<T>(), view, row<T>(from, base), row<T>(1 - from, base), source, 0, b.size(), blocking_, streaming,
+              lines);
 }
 
 template <class T>

@@ -79,10 +79,11 @@ class CpuDevice final : public Device {
   /// The update of any stencil (not poisson5), in precision T.
   template <class T>
   const StencilTerms<T>& terms() const;
-  /// Sweeps units b of buffer `from` with stencil_sweep (any stencil but
-  /// poisson5), with non-temporal stores where `streaming`.
+  /// Sweeps units b of buffer `from` (in 3-D their `lines`) with
+  /// stencil_sweep (any stencil but poisson5), with non-temporal stores where
+  /// `streaming`.
   template <class T>
-  void sweep_units_of(int from, Block b, bool streaming);
+  void sweep_units_of(int from, Block b, bool streaming, SweepLines lines = {});
   /// A worker's units' residual sums (any stencil but poisson5), in the reference's order.
   template <class T>
   void residual_units(int worker, int current, std::int64_t count);
@@ -134,7 +135,7 @@ class CpuDevice final : public Device {
   std::int64_t pitch_ = 0;  // values per slab unit (pitch_of)
   SweepBlocking blocking_;  // the stencil sweep's (any stencil but poisson5), from the job's tuning
   int active_ = 1;          // workers that sweep, from the job's tuning
-  RowClaims claims_{1};     // the chunks of a 2-D sweep's rows the active workers claim
+  RowClaims claims_{1};     // the chunks of a sweep the active workers claim
   bool streaming_allowed_ = true;  // non-temporal stores where the slab overflows the cache, from the job's tuning
   StencilTerms<float> terms_float_;
   StencilTerms<double> terms_double_;

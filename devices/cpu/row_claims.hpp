@@ -33,11 +33,12 @@ class RowClaims {
   }
 
   /// Calls sweep(Block) for each chunk `worker` claims of rows [begin, end),
-  /// which the first `active` workers share, chunks of `least_rows` at least;
-  /// returns when no chunk is left unclaimed. Every active worker calls it
-  /// once a sweep, with the same arguments but `worker`.
+  /// which the first `active` workers share; a chunk is a whole number of
+  /// `unit_rows` from its share's first row (its share's last may be
+  /// shorter). Returns when no chunk is left unclaimed. Every active worker
+  /// calls it once a sweep, with the same arguments but `worker`.
   template <class Sweep>
-  void sweep(int worker, int active, std::int64_t begin, std::int64_t end, std::int64_t least_rows, Sweep&& sweep) {
+  void sweep(int worker, int active, std::int64_t begin, std::int64_t end, std::int64_t unit_rows, Sweep&& sweep) {
     Share& own = shares_[static_cast<std::size_t>(worker)];
     const std::uint64_t sweep_number = ++own.sweeps;
     for (int k = 0; k < active; ++k) {
@@ -45,7 +46,8 @@ class RowClaims {
       const Block share = even_block(end - begin, active, owner);
       const std::int64_t rows = share.end - share.begin;
       if (rows <= 0) continue;
-      const std::int64_t chunk = std::max(least_rows, (rows + kChunksPerShare - 1) / kChunksPerShare);
+      const std::int64_t units = (rows + unit_rows - 1) / unit_rows;
+      const std::int64_t chunk = (units + kChunksPerShare - 1) / kChunksPerShare * unit_rows;
       const auto chunks = static_cast<std::uint64_t>((rows + chunk - 1) / chunk);
       for (std::uint64_t c; claim(shares_[static_cast<std::size_t>(owner)].next, sweep_number, chunks, c);) {
         const std::int64_t first = begin + share.begin + static_cast<std::int64_t>(c) * chunk;

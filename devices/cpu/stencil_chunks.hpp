@@ -293,7 +293,7 @@ template <class T>
                                                       const T* __restrict in, T* __restrict out,
                                                       const SlabSource<T>& source, std::int64_t begin,
                                                       std::int64_t end, const SweepBlocking& blocking,
-                                                      bool streaming) {
+                                                      bool streaming, SweepLines lines) {
   const std::int64_t d = slab.depth;
   const std::int64_t nx = slab.nx;
   // Chunks of whole cache lines of `out`, so that non-temporal stores fill
@@ -342,20 +342,12 @@ template <class T>
     if (has_spike) o[spike] = a ? terms.update(u + spike, a + spike, stride, T(1)) : terms.update(u + spike, T(1));
   };
   if (slab.dimension() == 3) {
-    // Tiles of tile_x columns (whole lines of out, from each row's first
-    // whole line) and tile_rows rows whose neighbourhood fits tile_bytes.
-    const auto value = static_cast<std::int64_t>(sizeof(T));
-    const auto rows_of = [&](std::int64_t x) {
-      return blocking.tile_bytes / ((2 * d + 1) * (std::min(x, nx) + 2 * d) * value) - 2 * d;
-    };
-    std::int64_t tile_x = (nx + line - 1) / line * line;
-    while (tile_x > line && rows_of(tile_x) < blocking.tile_rows_per_radius * d) {
-      tile_x = std::max(line, tile_x / 2 / line * line);
-    }
-    const std::int64_t tile_rows = std::max<std::int64_t>(1, rows_of(tile_x));
+    const SweepTile tile = sweep_tile(slab, blocking, sizeof(T));
+    const std::int64_t tile_x = tile.columns, tile_rows = tile.lines;
     const std::int64_t tiles_x = nx / tile_x + 1;
-    for (std::int64_t y0 = 0; y0 < slab.ny; y0 += tile_rows) {
-      const std::int64_t y1 = std::min(slab.ny, y0 + tile_rows);
+    const std::int64_t last_line = lines.end < 0 ? slab.ny : std::min(lines.end, slab.ny);
+    for (std::int64_t y0 = lines.begin; y0 < last_line; y0 += tile_rows) {
+      const std::int64_t y1 = std::min(last_line, y0 + tile_rows);
       for (std::int64_t t = 0; t < tiles_x; ++t) {
         for (std::int64_t unit = begin; unit < end; ++unit) {
           for (std::int64_t i = y0; i < y1; ++i) {

@@ -7,6 +7,8 @@
 
 #include "devices/cpu/stencil_chunks.hpp"
 
+#include <algorithm>
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(__AVX512F__)
 #define HETSTENCIL_SWEEP_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -18,15 +20,32 @@ namespace hetstencil {
 HETSTENCIL_SWEEP_CLONES
 void sweep_units(const StencilTerms<float>& terms, const GridShape& slab, const float* in, float* out,
                  const SlabSource<float>& source, std::int64_t begin, std::int64_t end,
-                 const SweepBlocking& blocking, bool streaming) {
-  sweep_units_inline(terms, slab, in, out, source, begin, end, blocking, streaming);
+                 const SweepBlocking& blocking, bool streaming, SweepLines lines) {
+  sweep_units_inline(terms, slab, in, out, source, begin, end, blocking, streaming, lines);
 }
 
 HETSTENCIL_SWEEP_CLONES
 void sweep_units(const StencilTerms<double>& terms, const GridShape& slab, const double* in, double* out,
                  const SlabSource<double>& source, std::int64_t begin, std::int64_t end,
-                 const SweepBlocking& blocking, bool streaming) {
-  sweep_units_inline(terms, slab, in, out, source, begin, end, blocking, streaming);
+                 const SweepBlocking& blocking, bool streaming, SweepLines lines) {
+  sweep_units_inline(terms, slab, in, out, source, begin, end, blocking, streaming, lines);
+}
+
+SweepTile sweep_tile(const GridShape& slab, const SweepBlocking& blocking, std::size_t value_bytes) {
+  // Tiles of whole lines of out (from each row's first whole line) whose
+  // neighbourhood fits tile_bytes, narrowed while they have too few rows.
+  const std::int64_t d = slab.depth;
+  const std::int64_t nx = slab.nx;
+  const auto value = static_cast<std::int64_t>(value_bytes);
+  const std::int64_t line = 64 / value;
+  const auto rows_of = [&](std::int64_t x) {
+    return blocking.tile_bytes / ((2 * d + 1) * (std::min(x, nx) + 2 * d) * value) - 2 * d;
+  };
+  std::int64_t columns = (nx + line - 1) / line * line;
+  while (columns > line && rows_of(columns) < blocking.tile_rows_per_radius * d) {
+    columns = std::max(line, columns / 2 / line * line);
+  }
+  return {columns, std::max<std::int64_t>(1, rows_of(columns))};
 }
 
 HETSTENCIL_SWEEP_CLONES

@@ -67,17 +67,34 @@ struct SlabSource {
   std::int64_t stride = 0;
 };
 
+/// 3-D: the lines [begin, end) of each plane a sweep updates (end -1: to
+/// the plane's last).
+struct SweepLines {
+  std::int64_t begin = 0;
+  std::int64_t end = -1;
+};
+
 /// Updates the interior cells of the slab's interior units [begin, end)
-/// (0-based, ghost units not counted) from `in` into `out`; both are laid out
-/// as `slab`. Workers may sweep disjoint unit ranges of one slab at once.
-/// With `streaming`, the new values go straight to memory (non-temporal
-/// stores, fenced before return): for slabs larger than the cache.
+/// (0-based, ghost units not counted) from `in` into `out`, in 3-D those of
+/// `lines`; both are laid out as `slab`. Workers may sweep disjoint unit
+/// ranges, or line ranges, of one slab at once. With `streaming`, the new
+/// values go straight to memory (non-temporal stores, fenced before return):
+/// for slabs larger than the cache.
 void sweep_units(const StencilTerms<float>& terms, const GridShape& slab, const float* in, float* out,
                  const SlabSource<float>& source, std::int64_t begin, std::int64_t end,
-                 const SweepBlocking& blocking = {}, bool streaming = false);
+                 const SweepBlocking& blocking = {}, bool streaming = false, SweepLines lines = {});
 void sweep_units(const StencilTerms<double>& terms, const GridShape& slab, const double* in, double* out,
                  const SlabSource<double>& source, std::int64_t begin, std::int64_t end,
-                 const SweepBlocking& blocking = {}, bool streaming = false);
+                 const SweepBlocking& blocking = {}, bool streaming = false, SweepLines lines = {});
+
+/// 3-D: a tile of the sweep, `columns` values of `lines` lines, every plane
+/// of it in turn (a slab of values of value_bytes). Lines swept from a
+/// multiple of `lines` are tiled as in a sweep of every line.
+struct SweepTile {
+  std::int64_t columns = 0;
+  std::int64_t lines = 0;
+};
+SweepTile sweep_tile(const GridShape& slab, const SweepBlocking& blocking, std::size_t value_bytes);
 
 /// sums[j] = sum_k w_k u[j + o_k] for j in [0, n) (StencilTerms::neighbours of
 /// each cell, the same bits), a chunk at a time: the residual's sums. With

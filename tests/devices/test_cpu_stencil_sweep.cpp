@@ -18,10 +18,12 @@ namespace hetstencil {
 namespace {
 
 // Iterates `p` on slabs of `units` units each (interior units of the split
-// axis, in order), exchanging ghost units through the whole grid between sweeps.
+// axis, in order), exchanging ghost units through the whole grid between
+// sweeps; in 3-D each slab's lines swept in the ranges [0, c1), [c1, c2), ...
+// of the cuts `lines` (none: in one go).
 template <class T>
 Grid<T> split_solve(const Problem& p, const std::vector<std::int64_t>& units, const SweepBlocking& blocking,
-                    bool streaming) {
+                    bool streaming, const std::vector<std::int64_t>& lines = {}) {
   const GridShape shape = p.shape();
   const bool three_d = shape.dimension() == 3;
   const std::int64_t d = shape.depth;
@@ -44,7 +46,12 @@ Grid<T> split_solve(const Problem& p, const std::vector<std::int64_t>& units, co
         SlabSource<T> s;
         if (!source.h2f.empty()) s.sf = source.h2f.data() + offset;
         if (source.spike_index >= 0) s.spike_index = source.spike_index - offset;
-        sweep_units(terms, slab, in.data(), out.data(), s, 0, count, blocking, streaming);
+        std::int64_t line = 0;
+        for (const std::int64_t cut : lines) {
+          sweep_units(terms, slab, in.data(), out.data(), s, 0, count, blocking, streaming, SweepLines{line, cut});
+          line = cut;
+        }
+        sweep_units(terms, slab, in.data(), out.data(), s, 0, count, blocking, streaming, SweepLines{line, -1});
         const std::int64_t owned = d * unit_values;  // past the ghost units
         std::memcpy(next.data() + offset + owned, out.data() + owned,
                     static_cast<std::size_t>(count * unit_values) * sizeof(T));
@@ -69,9 +76,9 @@ Grid<T> split_solve(const Problem& p, const std::vector<std::int64_t>& units, co
 
 template <class T>
 void expect_reference_bits(Problem p, const std::vector<std::int64_t>& units, const SweepBlocking& blocking = {},
-                           bool streaming = false) {
+                           bool streaming = false, const std::vector<std::int64_t>& lines = {}) {
   p.precision = sizeof(T) == 4 ? Precision::Float : Precision::Double;
-  const Grid<T> split = split_solve<T>(p, units, blocking, streaming);
+  const Grid<T> split = split_solve<T>(p, units, blocking, streaming, lines);
   const Result reference = solve_reference(p);
   EXPECT_TRUE(same_bits(reference.solution, Solution(split)))
       << p.stencil.name << " " << sizeof(T) << " chunk " << blocking.chunk_values << " points per pass "
@@ -103,6 +110,45 @@ TEST(CpuStencilSweep, BuiltinsOverUnevenSplitsGiveTheReferenceBits) {
       }
     }
   }
+}
+
+// A 3-D slab's lines swept a range at a time, as workers that claim them do
+// (CpuDevice), ranges of one line and of several, tiled or not.
+TEST(CpuStencilSweep, LinesSweptInRangesGiveTheReferenceBits) {
+  for (const std::string& name : builtin_stencil_names()) {
+    const Problem p = problem_of(Stencil::builtin(name), true);
+    if (p.stencil.dimension != 3) continue;
+    for (const SweepBlocking& blocking : {SweepBlocking{}, SweepBlocking{8, 2, 1, 1}}) {
+      for (bool streaming : {false, true}) {
+        expect_reference_bits<float>(p, {1, 7, 3}, blocking, streaming, {1, 2, 6});
+        expect_reference_bits<double>(p, {4, 7}, blocking, streaming, {5});
+      }
+    }
+  }
+}
+
+TEST(CpuStencilSweep, ARangeOfLinesUpdatesThoseLinesAlone) {
+  const Problem p = problem_of(Stencil::builtin("box27"), false);
+  const GridShape slab = p.shape();
+  const StencilTerms<double> terms = stencil_terms<double>(p.stencil, slab);
+  const Grid<double> u = initial_grid<double>(p);
+  std::vector<double> whole(static_cast<std::size_t>(slab.values()), -7.0);
+  sweep_units(terms, slab, u.data(), whole.data(), SlabSource<double>{}, 0, p.nz);
+  std::vector<double> part(whole.size(), -7.0);
+  sweep_units(terms, slab, u.data(), part.data(), SlabSource<double>{}, 0, p.nz, SweepBlocking{}, false,
+              SweepLines{2, 5});
+  std::int64_t updated = 0;
+  for (std::int64_t k = 0; k < slab.planes(); ++k) {
+    for (std::int64_t i = 0; i < slab.rows(); ++i) {
+      for (std::int64_t j = 0; j < slab.cols(); ++j) {
+        const auto at = static_cast<std::size_t>((k * slab.rows() + i) * slab.cols() + j);
+        const bool in_range = i >= slab.depth + 2 && i < slab.depth + 5;
+        EXPECT_EQ(part[at], in_range ? whole[at] : -7.0) << k << " " << i << " " << j;
+        if (in_range && part[at] != -7.0) ++updated;
+      }
+    }
+  }
+  EXPECT_EQ(updated, p.nz * 3 * p.nx);
 }
 
 // Chunks shorter than a row (with a ragged last one), every number of points

@@ -77,13 +77,16 @@ TEST(RowClaims, AWorkerStartsOnItsOwnShare) {
   EXPECT_EQ(taken.back().end, 10 + even_block(64, 2, 0).end);
 }
 
-TEST(RowClaims, ChunksHaveTheLeastRowsAskedButAtAShareEnd) {
+TEST(RowClaims, ChunksAreWholeUnitsFromTheirSharesFirstRow) {
   RowClaims claims(2);
   std::vector<Block> taken;
   claims.sweep(0, 2, 0, 64, 10, [&](Block b) { taken.push_back(b); });
-  const std::vector<std::int64_t> sizes = {10, 10, 10, 2, 10, 10, 10, 2};
-  ASSERT_EQ(taken.size(), sizes.size());
-  for (std::size_t k = 0; k < sizes.size(); ++k) EXPECT_EQ(taken[k].end - taken[k].begin, sizes[k]) << "chunk " << k;
+  const std::vector<Block> chunks = {{0, 10}, {10, 20}, {20, 30}, {30, 32}, {32, 42}, {42, 52}, {52, 62}, {62, 64}};
+  ASSERT_EQ(taken.size(), chunks.size());
+  for (std::size_t k = 0; k < chunks.size(); ++k) {
+    EXPECT_EQ(taken[k].begin, chunks[k].begin) << "chunk " << k;
+    EXPECT_EQ(taken[k].end, chunks[k].end) << "chunk " << k;
+  }
 }
 
 }  // namespace
