@@ -24,8 +24,8 @@ double seconds_since(Clock::time_point start) {
 // What to assume where the topology does not say how large the cache is.
 constexpr std::uint64_t kAssumedCacheBytes = std::uint64_t(32) << 20;
 
-// The fewest values of a 2-D sweep's chunk (RowClaims), a few microseconds of
-// a core's sweep.
+// The fewest values of a chunk of rows the workers claim (RowClaims), a few
+// microseconds of a core's sweep, so that a claim costs little beside it.
 constexpr std::int64_t kLeastChunkValues = 4096;
 
 }  // namespace
@@ -73,6 +73,8 @@ std::vector<Tunable> CpuDevice::tunables(const StencilJob& job) const {
   }
   return out;
 }
+
+std::int64_t CpuDevice::least_chunk_rows() const { return (kLeastChunkValues + pitch_ - 1) / pitch_; }
 
 Block CpuDevice::worker_rows(int worker, std::int64_t begin, std::int64_t end) const {
   const Block b = even_block(end - begin, active_, worker);
@@ -210,8 +212,7 @@ void CpuDevice::sweep_rows(int worker, int from, std::int64_t begin, std::int64_
     });
     return;
   }
-  // Chunks of kLeastChunkValues at least, so that a claim costs little beside them.
-  const std::int64_t least_rows = (kLeastChunkValues + pitch_ - 1) / pitch_;
+  const std::int64_t least_rows = least_chunk_rows();
   if (!job_->poisson5) {
     claims_.sweep(worker, active_, begin, end, least_rows, [&](Block b) { sweep_units_of<T>(from, b, streaming); });
     return;
@@ -251,7 +252,6 @@ void CpuDevice::sweep_units_of(int from, Block b, bool streaming, SweepLines lin
 
 template <class T>
 void CpuDevice::residual_units(int worker, int current, std::int64_t count) {
-  const Block b = worker_rows(worker, 1, count + 1);
   const StencilTerms<T>& update = terms<T>();
   const GridShape shape = job_->shape();
   const std::int64_t d = shape.depth;
@@ -261,7 +261,7 @@ void CpuDevice::residual_units(int worker, int current, std::int64_t count) {
   const std::int64_t stride = shape.values();
   std::vector<T> sums(static_cast<std::size_t>(shape.nx));  // a row's neighbour sums, from its first interior value
   double max_abs = 0.0;
-  for (std::int64_t r = b.begin; r < b.end; ++r) {
+  const auto unit_residual = [&](std::int64_t r) {
     const T* u = row<T>(current, r);
     const std::int64_t index = global_unit(r) * job_->unit_values();
     double sum = 0.0;  // of the unit's rows, in row order
@@ -280,28 +280,33 @@ void CpuDevice::residual_units(int worker, int current, std::int64_t count) {
       max_abs = std::max(max_abs, rr.max_abs);
     }
     row_sums_[static_cast<std::size_t>(r - 1)] = sum;
-  }
+  };
+  claims_.sweep(worker, active_, 1, count + 1, least_chunk_rows(), [&](Block b) {
+    for (std::int64_t r = b.begin; r < b.end; ++r) unit_residual(r);
+  });
   worker_max_[static_cast<std::size_t>(worker)] = max_abs;
 }
 
-// A worker's rows' residual sums into row_sums_, its largest |rho| into worker_max_.
+// The residual sums of the rows a worker claims into row_sums_, their largest
+// |rho| into worker_max_.
 template <class T>
 void CpuDevice::residual_rows(int worker, int current, std::int64_t count) {
   if (!job_->poisson5) {
     residual_units<T>(worker, current, count);
     return;
   }
-  const Block b = worker_rows(worker, 1, count + 1);
   const T* h2f = static_cast<const T*>(job_->h2f);
   double max_abs = 0.0;
-  for (std::int64_t r = b.begin; r < b.end; ++r) {
-    const std::int64_t global = rows_.first - 1 + r;
-    const RowResidual rr = residual_row<T>(row<T>(current, r - 1), row<T>(current, r), row<T>(current, r + 1),
-                                           h2f ? h2f + global * job_->cols() : nullptr,
-                                           global == job_->spike_row ? job_->spike_col : -1, job_->nx);
-    row_sums_[static_cast<std::size_t>(r - 1)] = rr.sum_sq;
-    max_abs = std::max(max_abs, rr.max_abs);
-  }
+  claims_.sweep(worker, active_, 1, count + 1, least_chunk_rows(), [&](Block b) {
+    for (std::int64_t r = b.begin; r < b.end; ++r) {
+      const std::int64_t global = rows_.first - 1 + r;
+      const RowResidual rr = residual_row<T>(row<T>(current, r - 1), row<T>(current, r), row<T>(current, r + 1),
+                                             h2f ? h2f + global * job_->cols() : nullptr,
+                                             global == job_->spike_row ? job_->spike_col : -1, job_->nx);
+      row_sums_[static_cast<std::size_t>(r - 1)] = rr.sum_sq;
+      max_abs = std::max(max_abs, rr.max_abs);
+    }
+  });
   worker_max_[static_cast<std::size_t>(worker)] = max_abs;
 }
 

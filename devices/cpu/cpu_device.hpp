@@ -84,7 +84,7 @@ class CpuDevice final : public Device {
   /// `streaming`.
   template <class T>
   void sweep_units_of(int from, Block b, bool streaming, SweepLines lines = {});
-  /// A worker's units' residual sums (any stencil but poisson5), in the reference's order.
+  /// The residual sums of the units a worker claims (any stencil but poisson5), in the reference's order.
   template <class T>
   void residual_units(int worker, int current, std::int64_t count);
   template <class T>
@@ -106,6 +106,8 @@ class CpuDevice final : public Device {
   /// A worker's share of rows [begin, end), which the active_ workers share
   /// (the others sleep: WorkerTeam::use).
   Block worker_rows(int worker, std::int64_t begin, std::int64_t end) const;
+  /// The rows of a chunk of rows the workers claim are a multiple of these.
+  std::int64_t least_chunk_rows() const;
   /// Row r of a buffer (numbered as row() numbers them) as its transport sees it.
   RowBlock halo_block(int buffer, std::int64_t r) const;
 

@@ -4,7 +4,7 @@
 // the host slows down (a vCPU the hypervisor deschedules, a core another
 // process shares) then holds the team up by a chunk at most, not by its whole
 // share. Any order of rows gives the same bits: a sweep reads one buffer and
-// writes the other.
+// writes the other, and a residual keeps a sum per row and takes a maximum.
 #pragma once
 
 #include <algorithm>
