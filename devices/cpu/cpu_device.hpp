@@ -106,7 +106,8 @@ class CpuDevice final : public Device {
   /// A worker's share of rows [begin, end), which the active_ workers share
   /// (the others sleep: WorkerTeam::use).
   Block worker_rows(int worker, std::int64_t begin, std::int64_t end) const;
-  /// The rows of a chunk of rows the workers claim are a multiple of these.
+  /// The rows of kLeastChunkValues values at least: a chunk the workers claim
+  /// has a multiple of them.
   std::int64_t least_chunk_rows() const;
   /// Row r of a buffer (numbered as row() numbers them) as its transport sees it.
   RowBlock halo_block(int buffer, std::int64_t r) const;

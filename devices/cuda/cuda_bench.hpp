@@ -41,8 +41,8 @@ class GpuLoad final : public DeviceLoad {
 namespace hetstencil {
 
 /// One robust figure of a sweep of `rows` from its timed sweeps `plain`, and
-/// what a check adds from `checked` (sweeps that fold the residual; empty
-/// where no check was asked for).
+/// what a check adds from `checked`: sweeps that fold the residual, none
+/// where checks are not measured.
 RateSamples gpu_rate_sample(std::int64_t rows, const std::vector<double>& plain, const std::vector<double>& checked);
 
 /// Robust seconds of one sweep of r rows of width nx on CUDA device `gpu`, for

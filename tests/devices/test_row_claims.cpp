@@ -10,7 +10,7 @@
 namespace hetstencil {
 namespace {
 
-// How many times each row of [0, rows) was swept.
+// A count of sweeps for each row of [0, rows).
 struct Sweeps {
   explicit Sweeps(std::int64_t rows) : count(static_cast<std::size_t>(rows)) {}
   void add(Block b) {
