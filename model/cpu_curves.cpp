@@ -110,9 +110,9 @@ GpusSweeping gpus_sweeping(const Topology& topology, const std::vector<const Dev
 // starts on all of them together, so that devices that share a memory
 // controller and a cache are measured sharing them; and beside every GPU
 // sweeping, its host thread waiting as a GPU device's does: on the H100 host
-// the CPU device sweeps 500 / 1000 / 2000 rows of 16384 floats in 0.37 / 0.98 /
-// 2.08 ms alone and 1.13 / 2.09 / 2.08 ms beside the GPU (bench cpu
-// --beside-gpus); in solves beside it, either, from one run to the next.
+// the CPU device sweeps 500 / 1000 / 2000 rows of 16384 floats in 0.311 /
+// 0.709 / 2.531 ms alone and 6%, 1% and 7% slower beside the GPU (bench cpu
+// --beside-gpus, median of 21).
 // Every point's samples are taken in four passes over the points, so that a
 // spell of a slower machine (a neighbour on a shared host) moves every point
 // a little and none a lot: taken at once, on a 2-core VM, one point of a curve
