@@ -83,6 +83,19 @@ std::string host_disturbance(const Report& r) {
   return crowd.empty() ? "" : crowd + ": the measurement carries them as much as the model's error";
 }
 
+std::string slow_sweeps(const Report& r) {
+  std::string out;
+  for (const auto& d : r.devices) {
+    const DeviceFigures f = figures_of(r, d);
+    if (!f.predicted_compute || !(*f.predicted_compute > 0.0)) continue;
+    const double times = f.measured_compute / *f.predicted_compute;
+    if (times < kSlowSweeps) continue;
+    out += fmt::format("{}{} swept {:.2f} times its prediction ({:.4f} against {:.4f} ms an iteration)",
+                       out.empty() ? "" : "; ", d.name, times, f.measured_compute * 1e3, *f.predicted_compute * 1e3);
+  }
+  return out;
+}
+
 std::string format_report(const Report& r) {
   std::string out;
   auto put = std::back_inserter(out);
@@ -130,6 +143,7 @@ std::string format_report(const Report& r) {
   }
   if (!tuned.empty()) fmt::format_to(put, "tuned: {} (from the profile: hetstencil profile show)\n", tuned);
   for (const auto& l : r.left_out) fmt::format_to(put, "left out: {}: {}\n", l.name, l.reason);
+  if (const std::string slow = slow_sweeps(r); !slow.empty()) fmt::format_to(put, "slow sweeps: {}\n", slow);
   if (const std::string host = host_disturbance(r); !host.empty()) fmt::format_to(put, "host: {}\n", host);
   return out;
 }
@@ -178,6 +192,7 @@ std::string to_json(const Report& r, int indent) {
       {"predicted_iteration_s", or_null(predicted_iteration_s(r))},
       {"uncached_iteration_s", or_null(uncached_iteration_s(r))},
       {"measured_iteration_s", iteration_s(r)},
+      {"slow_sweeps", slow_sweeps(r)},
       {"host",
        {{"others_cores", r.host.load.others >= 0.0 ? nlohmann::json(r.host.load.others) : nlohmann::json(nullptr)},
         {"idle_cores", r.host.load.others >= 0.0 ? nlohmann::json(r.host.load.idle) : nlohmann::json(nullptr)},

@@ -91,6 +91,16 @@ struct Report {
 /// (HostLoad::Figures::crowded of `report.host.load`); "" where they did not.
 HETSTENCIL_API std::string host_disturbance(const Report& report);
 
+/// A device's sweeps that took kSlowSweeps times their predicted time or more
+/// are named with their figures, "cpu0 swept 3.80 times its prediction (1.7516
+/// against 0.4609 ms an iteration)", joined by "; " ("" for none, or without a
+/// prediction): which device's sweeps, not which exchange, a solve slower than
+/// predicted waited for. The error of a planned solve is within a few percent
+/// where each device keeps its curve's pace; a CPU share on a shared host can
+/// sweep 3-4 times slower a whole solve long (docs/model.md).
+inline constexpr double kSlowSweeps = 1.25;
+HETSTENCIL_API std::string slow_sweeps(const Report& report);
+
 /// Seconds an iteration took: the solve's time over its iterations, checks included.
 HETSTENCIL_API double iteration_s(const Report& report);
 /// What the prediction says of it, when there is one.
@@ -107,7 +117,8 @@ HETSTENCIL_API double error_percent(double predicted, double measured);
 /// beside measured (a device that finishes first waits for the slowest), with
 /// the error; then the run's iteration and total (set-up + iterations +
 /// tear-down), the grid, the phases, the residual, where the split came from
-/// and the devices left out, with the reason; and the host_disturbance(), if any.
+/// and the devices left out, with the reason; the slow_sweeps() and the
+/// host_disturbance(), if any.
 HETSTENCIL_API std::string format_report(const Report& report);
 
 /// The report as one JSON object (schema "hetstencil-report", docs/json-formats.md),
