@@ -112,7 +112,8 @@ GpusSweeping gpus_sweeping(const Topology& topology, const std::vector<const Dev
 // sweeping, its host thread waiting as a GPU device's does: on the H100 host
 // the CPU device sweeps 500 / 1000 / 2000 rows of 16384 floats in 0.311 /
 // 0.709 / 2.531 ms alone and 6%, 1% and 7% slower beside the GPU (bench cpu
-// --beside-gpus, median of 21).
+// --beside-gpus, median of 21): a curve measured alone would price its
+// shares beside GPUs short.
 // Every point's samples are taken in four passes over the points, so that a
 // spell of a slower machine (a neighbour on a shared host) moves every point
 // a little and none a lot: taken at once, on a 2-core VM, one point of a curve

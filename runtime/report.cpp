@@ -89,7 +89,7 @@ std::string slow_sweeps(const Report& r) {
     const DeviceFigures f = figures_of(r, d);
     if (!f.predicted_compute || !(*f.predicted_compute > 0.0)) continue;
     const double times = f.measured_compute / *f.predicted_compute;
-    if (times < kSlowSweeps) continue;
+    if (!(times >= kSlowSweeps)) continue;
     out += fmt::format("{}{} swept {:.2f} times its prediction ({:.4f} against {:.4f} ms an iteration)",
                        out.empty() ? "" : "; ", d.name, times, f.measured_compute * 1e3, *f.predicted_compute * 1e3);
   }

@@ -91,6 +91,9 @@ struct Report {
 /// (HostLoad::Figures::crowded of `report.host.load`); "" where they did not.
 HETSTENCIL_API std::string host_disturbance(const Report& report);
 
+/// How many times its predicted time a device's sweeps take to be named by slow_sweeps().
+inline constexpr double kSlowSweeps = 1.25;
+
 /// A device's sweeps that took kSlowSweeps times their predicted time or more
 /// are named with their figures, "cpu0 swept 3.80 times its prediction (1.7516
 /// against 0.4609 ms an iteration)", joined by "; " ("" for none, or without a
@@ -98,7 +101,6 @@ HETSTENCIL_API std::string host_disturbance(const Report& report);
 /// predicted waited for. The error of a planned solve is within a few percent
 /// where each device keeps its curve's pace; a CPU share on a shared host can
 /// sweep 3-4 times slower a whole solve long (docs/model.md).
-inline constexpr double kSlowSweeps = 1.25;
 HETSTENCIL_API std::string slow_sweeps(const Report& report);
 
 /// Seconds an iteration took: the solve's time over its iterations, checks included.

@@ -41,6 +41,11 @@ TEST(ReportSlowSweeps, SweepsNearTheirPredictionAreNotMentioned) {
   EXPECT_EQ(format_report(near).find("slow sweeps:"), std::string::npos) << format_report(near);
   EXPECT_EQ(nlohmann::json::parse(to_json(near)).at("slow_sweeps").get<std::string>(), "");
   EXPECT_EQ(slow_sweeps(swept(2.0, 0.6, false)), "") << "nothing predicted, nothing to compare";
+  EXPECT_EQ(slow_sweeps(swept(0.62, 0.6)), "") << "1.24 times";
+  EXPECT_EQ(slow_sweeps(swept(0.63, 0.6)), "cpu0 swept 1.26 times its prediction (0.6300 against 0.5000 ms an iteration)");
+  Report unpredicted = swept(0.5, 0.6);
+  unpredicted.devices.push_back({"cpu1", 1025, 0, 1.0, 0.0, 0.0, unpredicted.solve_s});
+  EXPECT_EQ(slow_sweeps(unpredicted), "") << "a device the prediction does not have is not compared";
 }
 
 TEST(ReportSlowSweeps, ASlowDeviceIsNamedWithItsFigures) {
