@@ -11,8 +11,8 @@
 namespace hetstencil {
 namespace {
 
-// cpu0 and gpu0, 100 iterations, each measured sweeping `cpu_ms` and `gpu_ms`
-// an iteration where 0.5 and 0.6 ms were predicted.
+// cpu0 and gpu0, 100 iterations: measured sweeping `cpu_ms` and `gpu_ms` an
+// iteration, against predictions of 0.5 and 0.6 ms.
 Report swept(double cpu_ms, double gpu_ms, bool predicted = true) {
   Report r;
   r.nx = r.ny = 1024;
