@@ -83,7 +83,7 @@ Block CpuDevice::worker_rows(int worker, std::int64_t begin, std::int64_t end) c
 
 template <class T>
 T* CpuDevice::row(int buffer, std::int64_t r) const {
-  return static_cast<T*>(buffers_[buffer].data()) + (r + ghosts_[0] - 1) * pitch_;
+  return static_cast<T*>(iterates_.data(buffer)) + (r + ghosts_[0] - 1) * pitch_;
 }
 
 std::int64_t CpuDevice::global_unit(std::int64_t r) const {
@@ -115,7 +115,7 @@ std::size_t CpuDevice::staged_bytes(const StencilJob& job) {
 }
 
 std::uint64_t CpuDevice::slab_bytes(const StencilJob& job, RowRange rows) const {
-  return 2 * buffer_bytes(job, rows) + 2 * staged_bytes(job) +
+  return IteratePair::mapped_bytes(buffer_bytes(job, rows)) + 2 * staged_bytes(job) +
          static_cast<std::size_t>(rows.count) * sizeof(double);
 }
 
@@ -146,7 +146,7 @@ void CpuDevice::attach(const StencilJob& job, RowRange rows) {
     terms_float_ = stencil_terms<float>(job.stencil, job.shape());
     terms_double_ = stencil_terms<double>(job.stencil, job.shape());
   }
-  for (auto& b : buffers_) b = NumaBuffer(buffer_bytes(job, rows), info_.numa_node, info_.name);
+  iterates_ = IteratePair(buffer_bytes(job, rows), info_.numa_node, info_.name);
   const std::size_t staged = staged_bytes(job);
   for (int slot = 0; slot < 2; ++slot) {
     staged_[slot] = allocating(info_.name, staged, [&] { return std::vector<unsigned char>(staged, 0); });
@@ -397,7 +397,7 @@ void CpuDevice::run(Endpoint& port) {
 RowBlock CpuDevice::halo_block(int buffer, std::int64_t r) const {
   const std::size_t pitch_bytes = static_cast<std::size_t>(pitch_) * value_bytes_;
   // The transport moves a unit's lines, dense within the unit.
-  return {static_cast<char*>(buffers_[buffer].data()) + static_cast<std::size_t>(r + ghosts_[0] - 1) * pitch_bytes,
+  return {static_cast<char*>(iterates_.data(buffer)) + static_cast<std::size_t>(r + ghosts_[0] - 1) * pitch_bytes,
           pitch_bytes / static_cast<std::size_t>(job_->unit_lines())};
 }
 
@@ -445,7 +445,7 @@ void CpuDevice::detach() {
       team_.run([&](int w) { detach_rows<T>(w); });
     });
   }
-  for (auto& b : buffers_) b = NumaBuffer();
+  iterates_ = IteratePair();
   // The job may end with the attachment (a caller's local): no use of it after.
   job_ = nullptr;
 }

@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-#include "devices/cpu/numa_buffer.hpp"
+#include "devices/cpu/iterate_pair.hpp"
 #include "devices/cpu/row_claims.hpp"
 #include "devices/cpu/stencil_sweep.hpp"
 #include "devices/cpu/worker_team.hpp"
@@ -143,7 +143,7 @@ class CpuDevice final : public Device {
   StencilTerms<float> terms_float_;
   StencilTerms<double> terms_double_;
   std::size_t value_bytes_ = 0;
-  NumaBuffer buffers_[2];   // iterate t lives in buffers_[t % 2]
+  IteratePair iterates_;  // iterate t lives in iterates_.data(t % 2)
   // With deep halos a round overwrites both buffers, so the edges a round ends
   // with are sent aside for the neighbours (Halo::host_edge): two slots, used
   // in turn, each [side][depth] rows of cols() values, and the iterate each
