@@ -58,9 +58,8 @@ SplitModel::SplitModel(const Profile& profile, const std::vector<PlannedDevice>&
       e.rest = rest->first;
       e.rest_rows = rest->second;
     }
-    if (cautious && d.kind == DeviceKind::Cpu) {
-      const double learnt = dev != profile.devices.end() ? dev->second.slowdown_beside_gpus : 1.0;
-      e.priced_slower = std::max(1.0 + kCpuMarginBesideGpus, learnt);
+    if (cautious && d.kind == DeviceKind::Cpu && dev != profile.devices.end()) {
+      e.priced_slower = dev->second.slowdown_beside_gpus;
     }
     const std::string key = rate_key(precision, nx, swept_by(d.kind, variant));
     if (dev != profile.devices.end() && dev->second.step.count(key)) {

@@ -21,20 +21,14 @@ struct PlannedDevice {
   double sized_slower = 1.0;  ///< a planner sized its share as if it swept this much slower than its curve
 };
 
-/// A planner's caution beside GPUs: a CPU device's sweeps are priced at least
-/// this much slower than its curve, or as slow as it was in solves beside them
-/// (its profile's slowdown_beside_gpus), whichever is slower. Its few percent of
-/// the rows are worth less than what the GPUs lose waiting for it.
-constexpr double kCpuMarginBesideGpus = 0.2;
-
 /// The model of one device order for one problem: curves and links are looked
 /// up once, so that a planner can price many row counts quickly.
 class SplitModel {
  public:
   /// `devices`' rows are ignored; throws InvalidArgument when a device has no
   /// rate curve for the precision (and for a GPU, the variant). `cautious`:
-  /// CPU devices' sweeps priced slower than their curves, as a planner sizes
-  /// them beside GPUs (see kCpuMarginBesideGpus).
+  /// CPU devices' sweeps priced as slow as they swept in solves beside GPUs
+  /// (their profile's slowdown_beside_gpus), as a planner sizes them there.
   SplitModel(const Profile& profile, const std::vector<PlannedDevice>& devices, Precision precision, std::int64_t nx,
              const StopRule& stop, const VariantChoice& variant = {}, bool cautious = false);
 

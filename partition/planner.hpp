@@ -16,12 +16,11 @@ struct Candidate {
   std::int64_t max_rows = 0;  ///< most rows its memory holds (0: no limit)
 };
 
-/// Beside GPUs a set of devices with CPU devices is chosen only when it is
-/// predicted to finish this much sooner than without them. On the H100 host a
-/// CPU device's share saves 0.4-2.6% in solves where it keeps pace and costs
-/// 14-57% in those where it sweeps 2-4x slower than calibrated, which a learnt
-/// slowdown does not always foresee (a slowdown can exceed the last).
-constexpr double kLeastGainBesideGpus = 0.05;
+/// A device joins a plan only where it is predicted to save this much of the
+/// run: a smaller saving is within how far the rounds of one split spread
+/// (0.1-4.1% in the throttled sweeps of docs/model.md, "Rules of thumb"), while
+/// every device adds a thread, an exchange and its own ways to run slow.
+constexpr double kLeastGainOfADevice = 0.01;
 
 /// The devices as the planner sees them; a GPU's rows are bounded by its
 /// memory (two slabs and the residual's sums in 90% of it) where it is known.
@@ -33,15 +32,15 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
 /// memory) whose predicted iteration fits under t, until the rows cover ny;
 /// the excess is taken back from the slowest, one row at a time, so devices
 /// with equal curves differ by at most a row. The plan with the least predicted
-/// total wins; devices not in it are left out, with the reason. Throws
+/// total wins, where one with more devices than another must save
+/// kLeastGainOfADevice to win over it; devices not in it are left out, with the reason. Throws
 /// InvalidArgument when the devices' memory cannot hold the grid, naming how
 /// much is missing. With a variant, GPUs are priced running it (a blocked
 /// split: every device at least K rows). When GPUs and CPU devices are
-/// candidates, CPU devices' shares are sized as if they swept slower than their
-/// curves (kCpuMarginBesideGpus, or their slowdown_beside_gpus), and CPU
-/// devices join GPUs only to save kLeastGainBesideGpus; the prediction
-/// returned is by the curves as they are, each device's with what it was
-/// sized for. The plan's parts index `candidates`, in row order.
+/// candidates, a CPU device that swept slower than its curve in solves beside
+/// GPUs (its slowdown_beside_gpus) has its share sized as if it sweeps that
+/// much slower; the prediction returned is by the curves as they are, each
+/// device's with what it was sized for. The plan's parts index `candidates`, in row order.
 Plan plan_split(const Profile& profile, const std::vector<Candidate>& candidates, Precision precision,
                 std::int64_t nx, std::int64_t ny, const StopRule& stop, const VariantChoice& variant = {});
 

@@ -84,13 +84,8 @@ std::string caution_of(const Prediction& prediction) {
   std::string out;
   for (const auto& d : prediction.devices) {
     if (d.sized_slower <= 1.0) continue;
-    // Which rule decided: the margin, or the slowdown learnt from solves
-    // (docs/model.md cites the measurements behind each).
-    const bool margin = d.sized_slower == 1.0 + kCpuMarginBesideGpus;
-    out += fmt::format("{}{} sized for sweeps {:.0f}% slower than its curve ({})", out.empty() ? "" : "; ", d.name,
-                       100.0 * (d.sized_slower - 1.0),
-                       margin ? "the margin a CPU device is given beside GPUs"
-                              : "as slow as it swept beside GPUs in solves");
+    out += fmt::format("{}{} sized for sweeps {:.0f}% slower than its curve (as slow as it swept beside GPUs in "
+                       "solves)", out.empty() ? "" : "; ", d.name, 100.0 * (d.sized_slower - 1.0));
   }
   return out;
 }

@@ -372,7 +372,7 @@ if want accuracy; then
     for run in 1 2 3 4 5 6; do
       $bin solve "${common[@]}" --iters 1000 >"$out/solve-accuracy-$label-$run.txt" 2>&1
       record "solve $label #$run" "$(awk '/^(cpu|gpu)[0-9]+ /{printf "%s %s, ", $1, $2}' "$out/solve-accuracy-$label-$run.txt")$(grep -E '^predicted' "$out/solve-accuracy-$label-$run.txt" | sed 's/; the run.*//')"
-      record "" "$(grep -oE 'sized for sweeps [0-9]+% slower|must save [0-9]+%.*would save [0-9.]+%' "$out/solve-accuracy-$label-$run.txt")"
+      record "" "$(grep -oE 'sized for sweeps [0-9]+% slower|would save [0-9.]+%.*joins only to save [0-9]+%' "$out/solve-accuracy-$label-$run.txt")"
     done
     # CPU rows forced beside the GPUs, predicted by the curves.
     if [[ $devices == cpu0,* ]]; then

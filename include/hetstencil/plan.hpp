@@ -105,10 +105,9 @@ struct Plan {
   std::string origin;
 };
 
-/// "cpu0 sized for sweeps 20% slower than its curve (the margin a CPU device
-/// is given beside GPUs)" for each device so sized, or "(as slow as it swept
-/// beside GPUs in solves)" where its learnt slowdown decided, joined by "; "
-/// ("" for none).
+/// "cpu0 sized for sweeps 50% slower than its curve (as slow as it swept
+/// beside GPUs in solves)" for each device whose learnt slowdown sized its
+/// share, joined by "; " ("" for none).
 HETSTENCIL_API std::string caution_of(const Prediction& prediction);
 
 /// `ny` rows cut into `devices` equal shares in order, differing by at most
