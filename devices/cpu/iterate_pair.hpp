@@ -3,14 +3,14 @@
 // kIterateAlias from the first.
 //
 // Where two separate mappings land is wherever mmap finds room, and their
-// distance decided a sweep's pace: on the H200 guest (Xeon, 15 workers, a
-// 5-point sweep of double rows 8192 wide, 820 and 1640 rows, two processes,
-// each distance twice), iterates 64, 128, 220, 256, 257, 258, 262 or 512 MiB
-// apart swept in 1.7-2.1 us a row, 2 KiB, 4 KiB or 64 KiB off such a
-// multiple (256 MiB + 64 KiB, 230 MiB + 64 KiB) in 0.8-0.9 us: slower than
-// the same sweep from memory (1.75 us a row at 6000 rows), for a whole solve.
-// Which cache's sets the two collide in the guest cannot see; that the fixed
-// distance avoids it is measured (docs/model.md, "Where the iterates lie").
+// distance decided a sweep's pace for a whole solve. On the H200 guest (Xeon,
+// 15 workers, a 5-point sweep of double rows 8192 wide, 820 and 1640 rows, 16
+// rounds a distance), iterates 64, 128, 220, 256, 257, 258, 262 or 512 MiB
+// apart swept at 1.9-2.0 us a row by the median, slower than the same sweep
+// from memory (1.5-1.8 us a row at 6000 rows); 2 KiB, 4 KiB or 64 KiB off such
+// a multiple, at 0.86-0.88 us. What the two collide in at such distances the
+// guest cannot see; that the fixed distance avoids it is measured
+// (docs/model.md, "Where the iterates lie").
 #pragma once
 
 #include <cstddef>
