@@ -33,12 +33,24 @@ struct Evaluated {
   bool valid = false;
 };
 
-// Whether plan a is judged better than b: by the predicted totals, the one
-// with more devices asked to save kLeastGainOfADevice.
-bool better(const Evaluated& a, const Evaluated& b) {
-  const double more = 1.0 + kLeastGainOfADevice;
-  return a.prediction.total_s * (a.order.size() > b.order.size() ? more : 1.0) <
-         b.prediction.total_s * (b.order.size() > a.order.size() ? more : 1.0);
+bool faster(const Evaluated& a, const Evaluated& b) { return a.prediction.total_s < b.prediction.total_s; }
+
+// Which of `plans` (valid ones) is chosen: of those within kLeastGainOfADevice
+// of the fastest, the one with the fewest devices, then the fastest of them.
+// A choice over the whole list at once, so that it does not depend on the
+// order the plans were found in.
+std::size_t chosen_index(const std::vector<Evaluated>& plans) {
+  const double fastest = std::min_element(plans.begin(), plans.end(), faster)->prediction.total_s;
+  std::size_t pick = plans.size();
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    const Evaluated& e = plans[i];
+    if (e.prediction.total_s > fastest * (1.0 + kLeastGainOfADevice)) continue;
+    if (pick == plans.size() || e.order.size() < plans[pick].order.size() ||
+        (e.order.size() == plans[pick].order.size() && faster(e, plans[pick]))) {
+      pick = i;
+    }
+  }
+  return pick;
 }
 
 // The most rows in [0, cap] whose iteration fits under t. Iteration time grows
@@ -211,7 +223,7 @@ Evaluated balance(const Profile& profile, const std::vector<Candidate>& candidat
       for (auto rows : {bisect(model, caps, std::vector<std::int64_t>(order.size(), 0), q.ny, true),
                         even_rows(q.ny, order.size())}) {
         Evaluated e = priced(model, caps, order, std::move(rows), thorough);
-        if (e.valid && (!best.valid || better(e, best))) best = std::move(e);
+        if (e.valid && (!best.valid || faster(e, best))) best = std::move(e);
       }
       return best;
     }
@@ -272,7 +284,7 @@ Evaluated best_for(const Profile& profile, const std::vector<Candidate>& candida
   Evaluated best;
   for (const auto& order : orders_of(candidates, set)) {
     Evaluated e = balance(profile, candidates, order, q, thorough);
-    if (e.valid && (!best.valid || better(e, best))) best = std::move(e);
+    if (e.valid && (!best.valid || faster(e, best))) best = std::move(e);
   }
   return best;
 }
@@ -300,13 +312,10 @@ std::string reason(const Candidate& c, const Evaluated* with, const Evaluated& w
   if (with_s < without_s * (1 - 1e-9)) {
     const std::string saves = fmt::format("{} would save {:.1f}% ({:.6g} s against {:.6g} s)", share,
                                           100 * (1 - with_s / without_s), with_s, without_s);
-    if (!better(*with, without)) {
-      return fmt::format("{}: a device joins only to save {:.0f}% (less is within the spread of one split run again)",
-                         saves, 100 * kLeastGainOfADevice);
-    }
-    // Many devices: a set the search, leaving one out at a time, passed by.
-    return fmt::format("{}, in a set of devices the search over more than {} devices does not reach", saves,
-                       kAllSubsetsUpTo);
+    // The plan chosen is within kLeastGainOfADevice of every plan found, and
+    // one found faster has more devices (chosen_index).
+    return fmt::format("{}: a device joins only to save {:.0f}% (less is within the spread of one split run again)",
+                       saves, 100 * kLeastGainOfADevice);
   }
   if (with_s <= without_s * (1 + 1e-9)) {
     return fmt::format("{} would not shorten the run (predicted {:.6g} s either way)", share, without_s);
@@ -359,17 +368,19 @@ Plan plan_split(const Profile& profile, const std::vector<Candidate>& candidates
   // Few devices: every set, every order, several starts, each refined. Many:
   // the balance alone while searching, the winner refined at the end.
   const bool thorough = n <= static_cast<std::size_t>(kAllSubsetsUpTo);
-  std::map<std::size_t, Evaluated> best_with;  // per candidate: the best plan that uses it
-  Evaluated best;
+  std::map<std::size_t, Evaluated> best_with;  // per candidate: the fastest plan that uses it
+  std::vector<Evaluated> found;                // each set's fastest plan
   auto consider = [&](const std::vector<std::size_t>& set) {
     const Evaluated e = best_for(profile, candidates, set, q, thorough);
     if (!e.valid) return e;
     for (std::size_t c : e.order) {
-      if (!best_with.count(c) || better(e, best_with[c])) best_with[c] = e;
+      if (!best_with.count(c) || faster(e, best_with[c])) best_with[c] = e;
     }
-    if (!best.valid || better(e, best)) best = e;
+    found.push_back(e);
     return e;
   };
+  // A step of the search over many devices, as the final choice would take it.
+  const auto better = [](const Evaluated& next, const Evaluated& current) { return chosen_index({current, next}) == 1; };
   if (n <= static_cast<std::size_t>(kAllSubsetsUpTo)) {
     for (std::size_t mask = 1; mask < (std::size_t(1) << n); ++mask) {
       std::vector<std::size_t> set;
@@ -414,7 +425,8 @@ Plan plan_split(const Profile& profile, const std::vector<Candidate>& candidates
       }
     }
   }
-  if (!best.valid) HETSTENCIL_THROW(InvalidArgument, "no split of " + std::to_string(ny) + " rows fits these devices");
+  if (found.empty()) HETSTENCIL_THROW(InvalidArgument, "no split of " + std::to_string(ny) + " rows fits these devices");
+  Evaluated best = found[chosen_index(found)];
   if (!thorough) {
     const auto [model, caps] = ordered(profile, candidates, best.order, q);
     refine(model, caps, best.rows);

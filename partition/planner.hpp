@@ -31,9 +31,9 @@ std::vector<Candidate> candidates_of(const std::vector<DeviceInfo>& devices, con
 /// the time t of an iteration: each device takes the most rows (within its
 /// memory) whose predicted iteration fits under t, until the rows cover ny;
 /// the excess is taken back from the slowest, one row at a time, so devices
-/// with equal curves differ by at most a row. The plan with the least predicted
-/// total wins, where one with more devices than another must save
-/// kLeastGainOfADevice to win over it; devices not in it are left out, with the reason. Throws
+/// with equal curves differ by at most a row. Of the plans predicted within
+/// kLeastGainOfADevice of the fastest, the one with the fewest devices wins
+/// (then the fastest of those); devices not in it are left out, with the reason. Throws
 /// InvalidArgument when the devices' memory cannot hold the grid, naming how
 /// much is missing. With a variant, GPUs are priced running it (a blocked
 /// split: every device at least K rows). When GPUs and CPU devices are

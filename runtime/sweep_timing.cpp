@@ -48,8 +48,11 @@ std::int64_t filling_size(const Device& device, const Stencil& stencil, Precisio
   const auto need = [&](std::int64_t n) {
     return static_cast<double>(timing_bytes(device, stencil_job(stencil, precision, n, n, n)));
   };
+  // Bytes a cell from two probes: a slab's fixed bytes (a CPU device's gap
+  // between its iterates, iterate_pair.hpp) do not count as cells'.
   constexpr std::int64_t probe = 256;
-  const double per_cell = need(probe) / std::pow(static_cast<double>(probe), stencil.dimension);
+  const auto cells = [&](std::int64_t n) { return std::pow(static_cast<double>(n), stencil.dimension); };
+  const double per_cell = (need(2 * probe) - need(probe)) / (cells(2 * probe) - cells(probe));
   auto n = static_cast<std::int64_t>(std::floor(std::pow(room / per_cell, 1.0 / stencil.dimension)));
   n = n / 16 * 16;  // whole cache lines a row, mostly
   while (n > 16 && need(n) > room) n -= 16;

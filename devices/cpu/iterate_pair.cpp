@@ -7,6 +7,6 @@ std::size_t IteratePair::second_offset(std::size_t bytes) {
 }
 
 IteratePair::IteratePair(std::size_t bytes, int node, const std::string& owner)
-    : memory_(bytes == 0 ? 0 : mapped_bytes(bytes), node, owner), second_(bytes == 0 ? 0 : second_offset(bytes)) {}
+    : memory_(bytes == 0 ? 0 : mapped_bytes(bytes), node, owner), second_(second_offset(bytes)) {}
 
 }  // namespace hetstencil

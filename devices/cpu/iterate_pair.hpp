@@ -2,15 +2,17 @@
 // the second placed kIterateStagger bytes past a whole number of
 // kIterateAlias from the first.
 //
-// Where two separate mappings land is wherever mmap finds room, and their
-// distance decided a sweep's pace for a whole solve. On the H200 guest (Xeon,
-// 15 workers, a 5-point sweep of double rows 8192 wide, 820 and 1640 rows, 16
-// rounds a distance), iterates 64, 128, 220, 256, 257, 258, 262 or 512 MiB
-// apart swept at 1.9-2.0 us a row by the median, slower than the same sweep
-// from memory (1.5-1.8 us a row at 6000 rows); 2 KiB, 4 KiB or 64 KiB off such
-// a multiple, at 0.86-0.88 us. What the two collide in at such distances the
+// Two separate mappings land wherever mmap finds room, and their distance
+// sets a sweep's pace for a whole solve. On the H200 guest (Xeon, 15 workers,
+// a 5-point sweep of double rows 8192 wide, 820 and 1640 rows, 16 rounds a
+// distance), iterates 64, 128, 220, 256, 257, 258, 262 or 512 MiB apart swept
+// at 1.9-2.0 us a row by the median, slower than the same sweep from memory
+// (1.5-1.8 us a row at 6000 rows); 2 KiB, 4 KiB or 64 KiB off such a
+// multiple, at 0.86-0.88 us. What the two collide in at such distances the
 // guest cannot see; that the fixed distance avoids it is measured
-// (docs/model.md, "Where the iterates lie").
+// (docs/model.md, "Where the iterates lie"). The distance is a virtual one: it
+// holds in physical memory where the pages are huge, which NumaBuffer asks for
+// (and the guest gave, 2 MiB pages, in that measurement).
 #pragma once
 
 #include <cstddef>
@@ -20,7 +22,7 @@
 
 namespace hetstencil {
 
-/// The distances between the iterates that were slow are multiples of this.
+/// The distances between the iterates that sweep slowly are multiples of this.
 constexpr std::size_t kIterateAlias = std::size_t(1) << 20;
 /// The iterates' distance past such a multiple (one of the fast distances).
 constexpr std::size_t kIterateStagger = std::size_t(64) << 10;
@@ -39,7 +41,8 @@ class IteratePair {
 
   /// Iterate 0 or 1.
   void* data(int which) const {
-    return static_cast<char*>(memory_.data()) + (which == 0 ? 0 : second_);
+    char* first = static_cast<char*>(memory_.data());
+    return first && which != 0 ? first + second_ : first;
   }
 
  private:

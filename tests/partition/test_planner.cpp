@@ -5,6 +5,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <map>
 #include <random>
 
 #include "hetstencil/error.hpp"
@@ -55,8 +56,10 @@ Profile random_profile(const std::vector<std::pair<std::string, DeviceKind>>& de
 
 // The best total over every order and every split into rows >= 0 (a device
 // with no rows is left out), priced as a planner does when `cautious`.
+// The fastest split of all (`fastest_with`: the fastest total with each count
+// of devices, where given).
 Prediction brute_force(const Profile& p, const std::vector<Candidate>& c, std::int64_t ny, const StopRule& stop,
-                   bool cautious) {
+                       bool cautious, std::map<std::size_t, double>* fastest_with = nullptr) {
   Prediction best;
   best.total_s = std::numeric_limits<double>::infinity();
   std::vector<std::size_t> order(c.size());
@@ -72,6 +75,10 @@ Prediction brute_force(const Profile& p, const std::vector<Candidate>& c, std::i
       std::vector<std::int64_t> used;
       for (const auto& d : devices) used.push_back(d.rows);
       Prediction e = SplitModel(p, devices, Precision::Double, kNx, stop, {}, cautious).predict(used);
+      if (fastest_with) {
+        auto [at, fresh] = fastest_with->emplace(devices.size(), e.total_s);
+        if (!fresh) at->second = std::min(at->second, e.total_s);
+      }
       if (e.total_s < best.total_s) best = std::move(e);
       return;
     }
@@ -108,10 +115,18 @@ TEST(Planner, MatchesBruteForceOrUsesFewerDevicesWithinTheLeastGain) {
     std::vector<std::int64_t> rows;
     for (const auto& d : planned) rows.push_back(d.rows);
     const double total = SplitModel(p, planned, Precision::Double, kNx, stop, {}, true).predict(rows).total_s;
-    const Prediction best = brute_force(p, c, ny, stop, true);
+    std::map<std::size_t, double> fastest_with;
+    const Prediction best = brute_force(p, c, ny, stop, true, &fastest_with);
     EXPECT_LE(total, best.total_s * (1.0 + kLeastGainOfADevice) * 1.001) << "trial " << trial << ": ny " << ny;
     if (total > best.total_s * 1.001) {
       EXPECT_GT(best.devices.size(), planned.size()) << "trial " << trial << ": slower only for fewer devices";
+    }
+    // No split with fewer devices clearly within the least gain of the fastest is passed over.
+    for (const auto& [count, fastest] : fastest_with) {
+      if (fastest * 1.001 < best.total_s * (1.0 + kLeastGainOfADevice)) {
+        EXPECT_LE(planned.size(), count) << "trial " << trial << ": ny " << ny;
+        break;
+      }
     }
     EXPECT_DOUBLE_EQ(plan.prediction->total_s, predict(p, planned, Precision::Double, kNx, stop).total_s);
   }
@@ -155,13 +170,38 @@ TEST(Planner, CpuSharesBesideGpusAreSizedByTheirLearntSlowdown) {
       << "by the curves the CPU finishes first";
   EXPECT_EQ(caution_of(prediction),
             "cpu0 sized for sweeps 50% slower than its curve (as slow as it swept beside GPUs in solves)");
-  // 3x: its 11000 / 31 rows still save 3% of the GPU's time, and it is used.
+  // 3x: its 11000 / 31 rows save 3% of the GPU's time, more than the least gain, and it is used.
   p.devices["cpu0"].slowdown_beside_gpus = 3.0;
   EXPECT_NEAR(static_cast<double>(cpu_share(prediction).rows), 11000.0 / 31.0, 2.0);
   const Plan cpus = plan_split(p, {{"cpu0", DeviceKind::Cpu}, {"cpu1", DeviceKind::Cpu}}, Precision::Double, kNx,
                                11000, stop);
   EXPECT_EQ(caution_of(*cpus.prediction), "");
   EXPECT_EQ(cpus.parts[0].rows, 5500);
+}
+
+// A device joins only where it saves kLeastGainOfADevice: a CPU device 200
+// times slower a row than the GPU would save 0.5% and is left out, saying so;
+// one 40 times slower saves 2.4% and joins.
+TEST(Planner, ADeviceJoinsOnlyWhereItSavesTheLeastGain) {
+  Profile p;
+  p.devices["gpu0"].kind = "gpu";
+  p.devices["gpu0"].rates[kKey] = RateCurve({{1, 1e-7}, {10000, 1e-3}});
+  p.devices["cpu0"].kind = "cpu";
+  StopRule stop;
+  stop.max_iterations = 1000;
+  const std::vector<Candidate> cpu_gpu = {{"cpu0", DeviceKind::Cpu}, {"gpu0", DeviceKind::Gpu}};
+  p.devices["cpu0"].rates[kKey] = RateCurve({{1, 2e-5}, {10000, 0.2}});
+  const Plan little = plan_split(p, cpu_gpu, Precision::Double, kNx, 10000, stop);
+  ASSERT_EQ(little.parts.size(), 1u);
+  ASSERT_EQ(little.left_out.size(), 1u);
+  EXPECT_EQ(little.left_out[0].name, "cpu0");
+  EXPECT_NE(little.left_out[0].reason.find("would save 0.5%"), std::string::npos) << little.left_out[0].reason;
+  EXPECT_NE(little.left_out[0].reason.find("a device joins only to save 1%"), std::string::npos)
+      << little.left_out[0].reason;
+  p.devices["cpu0"].rates[kKey] = RateCurve({{1, 4e-6}, {10000, 0.04}});
+  const Plan enough = plan_split(p, cpu_gpu, Precision::Double, kNx, 10000, stop);
+  EXPECT_EQ(enough.parts.size(), 2u);
+  EXPECT_TRUE(enough.left_out.empty());
 }
 
 TEST(Planner, EqualDevicesDifferByAtMostOneRow) {
