@@ -37,8 +37,8 @@ bool faster(const Evaluated& a, const Evaluated& b) { return a.prediction.total_
 
 // Which of `plans` (valid ones) is chosen: of those within kLeastGainOfADevice
 // of the fastest, the one with the fewest devices, then the fastest of them.
-// A choice over the whole list at once, so that it does not depend on the
-// order the plans were found in.
+// One choice over the whole list, so that the winner does not depend on the
+// order of the list.
 std::size_t chosen_index(const std::vector<Evaluated>& plans) {
   const double fastest = std::min_element(plans.begin(), plans.end(), faster)->prediction.total_s;
   std::size_t pick = plans.size();
@@ -310,12 +310,11 @@ std::string reason(const Candidate& c, const Evaluated* with, const Evaluated& w
                               1e3 * d.exposed_s, 1e3 * d.iteration_s);
   }
   if (with_s < without_s * (1 - 1e-9)) {
-    const std::string saves = fmt::format("{} would save {:.1f}% ({:.6g} s against {:.6g} s)", share,
-                                          100 * (1 - with_s / without_s), with_s, without_s);
     // The plan chosen is within kLeastGainOfADevice of every plan found, and
     // one found faster has more devices (chosen_index).
-    return fmt::format("{}: a device joins only to save {:.0f}% (less is within the spread of one split run again)",
-                       saves, 100 * kLeastGainOfADevice);
+    return fmt::format("{} would save {:.1f}% ({:.6g} s against {:.6g} s): a device joins only to save {:.0f}% (less "
+                       "is within the spread of one split run again)",
+                       share, 100 * (1 - with_s / without_s), with_s, without_s, 100 * kLeastGainOfADevice);
   }
   if (with_s <= without_s * (1 + 1e-9)) {
     return fmt::format("{} would not shorten the run (predicted {:.6g} s either way)", share, without_s);

@@ -54,10 +54,9 @@ Profile random_profile(const std::vector<std::pair<std::string, DeviceKind>>& de
   return p;
 }
 
-// The best total over every order and every split into rows >= 0 (a device
-// with no rows is left out), priced as a planner does when `cautious`.
-// The fastest split of all (`fastest_with`: the fastest total with each count
-// of devices, where given).
+// The fastest split over every order and every split into rows >= 0 (a device
+// with no rows is left out), priced as a planner does when `cautious`; in
+// `fastest_with`, where given, the fastest total with each count of devices.
 Prediction brute_force(const Profile& p, const std::vector<Candidate>& c, std::int64_t ny, const StopRule& stop,
                        bool cautious, std::map<std::size_t, double>* fastest_with = nullptr) {
   Prediction best;
