@@ -57,5 +57,17 @@ StencilJob timing_job(const CalibrationOptions& o, Precision precision, std::int
 Problem problem_of(const CalibrationOptions& o, Precision precision);
 /// Rows doubling from 4 up to `most`, and any `extra` counts below it.
 std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::int64_t>& extra = {});
+/// The row count halfway between the two neighbouring points of a curve
+/// (`rows` ascending, `seconds` each one's time) where the upper one's time
+/// exceeds the lower one's pace a row most, in seconds, and by more than
+/// kEdgePaceRise of it: where a cache's edge lies between them, and the
+/// interpolation smears its step; 0 where no rise is that steep or the two
+/// are too close to split (kEdgeLeastSpan).
+std::int64_t edge_point(const std::vector<std::int64_t>& rows, const std::vector<double>& seconds);
+/// A rise of the time a row that edge_point splits: past the spread of one
+/// point measured twice (a few percent), short of the cache's step (20-40%).
+inline constexpr double kEdgePaceRise = 0.08;
+/// The least ratio of two neighbours' rows that edge_point splits.
+inline constexpr double kEdgeLeastSpan = 1.125;
 
 }  // namespace hetstencil

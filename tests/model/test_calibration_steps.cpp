@@ -1,0 +1,57 @@
+// The CPU calibration's points: where a step of the time a row gets a point
+// of its own (edge_point).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "model/calibration_steps.hpp"
+
+namespace hetstencil {
+namespace {
+
+// Times of `rows` at `pace` seconds a row, times `step` from row `from` on.
+std::vector<double> paced(const std::vector<std::int64_t>& rows, double pace, std::int64_t from, double step) {
+  std::vector<double> s;
+  for (std::int64_t r : rows) s.push_back(static_cast<double>(r) * pace * (r >= from ? step : 1.0));
+  return s;
+}
+
+TEST(EdgePoint, SplitsTheStepOfTheTimeARowBetweenTwoPoints) {
+  const std::vector<std::int64_t> rows{256, 512, 1024, 2048, 4096, 8192};
+  EXPECT_EQ(edge_point(rows, paced(rows, 1e-6, 2048, 1.22)), 1536);
+  EXPECT_EQ(edge_point(rows, paced(rows, 1e-6, 512, 1.5)), 384);
+}
+
+TEST(EdgePoint, LeavesAFlatOrFallingPaceAlone) {
+  const std::vector<std::int64_t> rows{4, 8, 16, 32, 64, 128};
+  EXPECT_EQ(edge_point(rows, paced(rows, 1e-6, 0, 1.0)), 0);
+  // Fixed costs: the time a row falls as the rows grow.
+  std::vector<double> s;
+  for (std::int64_t r : rows) s.push_back(2e-5 + static_cast<double>(r) * 1e-6);
+  EXPECT_EQ(edge_point(rows, s), 0);
+}
+
+TEST(EdgePoint, LeavesARiseWithinTheSpreadOfAPointAlone) {
+  const std::vector<std::int64_t> rows{1024, 2048, 4096};
+  EXPECT_EQ(edge_point(rows, paced(rows, 1e-6, 2048, 1.0 + kEdgePaceRise * 0.9)), 0);
+  EXPECT_EQ(edge_point(rows, paced(rows, 1e-6, 2048, 1.0 + kEdgePaceRise * 1.1)), 1536);
+}
+
+TEST(EdgePoint, TakesTheStepThatCostsTheMostSeconds) {
+  // A 50% rise over 8 rows costs less than a 12% rise over 4096.
+  const std::vector<std::int64_t> rows{4, 8, 16, 4096, 8192};
+  std::vector<double> s = paced(rows, 1e-6, 8192, 1.12);
+  s[1] *= 1.5;
+  s[2] *= 1.5;
+  EXPECT_EQ(edge_point(rows, s), 6144);
+}
+
+TEST(EdgePoint, LeavesNeighboursTooCloseToSplitAndPointsNotMeasured) {
+  EXPECT_EQ(edge_point({1000, 1100}, {1e-3, 2e-3}), 0);
+  EXPECT_EQ(edge_point({1000, 2000, 4000}, {0.0, 4e-3, 8e-3}), 0);
+  EXPECT_EQ(edge_point({1000, 2000}, {1e-3}), 0);
+}
+
+}  // namespace
+}  // namespace hetstencil
