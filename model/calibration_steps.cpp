@@ -64,6 +64,7 @@ std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::i
 std::int64_t edge_point(const std::vector<std::int64_t>& rows, const std::vector<double>& seconds) {
   std::int64_t split = 0;
   double widest = 0.0;  // seconds
+  const double slowest = seconds.empty() ? 0.0 : *std::max_element(seconds.begin(), seconds.end());
   for (std::size_t i = 0; i + 1 < rows.size() && i + 1 < seconds.size(); ++i) {
     if (!(seconds[i] > 0.0) || !(seconds[i + 1] > 0.0)) continue;
     const auto lo = static_cast<double>(rows[i]);
@@ -73,7 +74,7 @@ std::int64_t edge_point(const std::vector<std::int64_t>& rows, const std::vector
     // what the interpolation halfway between them may be off.
     const double at_lower_pace = seconds[i] * hi / lo;
     const double excess = seconds[i + 1] - at_lower_pace;
-    if (excess > kEdgePaceRise * at_lower_pace && excess > widest) {
+    if (excess > kEdgePaceRise * at_lower_pace && excess > kEdgeLeastExcess * slowest && excess > widest) {
       widest = excess;
       split = (rows[i] + rows[i + 1]) / 2;
     }

@@ -59,14 +59,20 @@ Problem problem_of(const CalibrationOptions& o, Precision precision);
 std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::int64_t>& extra = {});
 /// The row count halfway between the two neighbouring points of a curve
 /// (`rows` ascending, `seconds` each one's time) where the upper one's time
-/// exceeds the lower one's pace a row most, in seconds, and by more than
-/// kEdgePaceRise of it: where a cache's edge lies between them, and the
-/// interpolation smears its step; 0 where no rise is that steep or the two
-/// are too close to split (kEdgeLeastSpan).
+/// exceeds the lower one's pace a row most, in seconds, by more than
+/// kEdgePaceRise of it and kEdgeLeastExcess of the slowest point's time:
+/// where a cache's edge lies between them, and the interpolation smears its
+/// step; 0 where no rise is that large or the two are too close to split
+/// (kEdgeLeastSpan).
 std::int64_t edge_point(const std::vector<std::int64_t>& rows, const std::vector<double>& seconds);
 /// A rise of the time a row that edge_point splits: past the spread of one
 /// point measured twice (a few percent), short of the cache's step (20-40%).
 inline constexpr double kEdgePaceRise = 0.08;
+/// The least rise edge_point splits, of the slowest point's time: less is
+/// the spread of the few rows' short sweeps (on an H200 guest, 512 rows of
+/// 8192 doubles 9% slower a row than 256, 0.4% of 8192 rows' time), and
+/// changes a split of the whole grid by too little to matter.
+inline constexpr double kEdgeLeastExcess = 0.01;
 /// The least ratio of two neighbours' rows that edge_point splits.
 inline constexpr double kEdgeLeastSpan = 1.125;
 

@@ -2,7 +2,7 @@
 # One call on the GPU machine: configure with CUDA for sm_90, build, then the
 # chosen parts, and a short table last. The table (summary.txt) and an archive
 # of the logs (logs.tgz) go to $OUT (the device tool's return folder) when set.
-#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [tune] [solves] [scaling] [grids] [stencils]
+#   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [tune] [solves] [scaling] [grids] [repeat] [stencils]
 #                      [processes] [ranks] [model] [accuracy] [blocked] [variants] [throttled] [team]   (default: all)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
@@ -19,8 +19,10 @@
 # the check every iteration costs; on 2+ GPUs, poisson7 float 1024^3 on 1 and 2 GPUs (efficiency).
 # scaling: calibrate the GPUs (sync, blocked 8), then bench scaling (1..N GPUs, the NVIDIA sample's
 # problem), predicted beside measured per row.
-# grids: planned solves (calibrated first) on gpu0 and on cpu0 alone, double, 256^2 to 32768^2 and the
-# default solve: the per-iteration prediction beside the measurement.
+# grids: planned solves (calibrated first) on gpu0 and on cpu0 alone, double, 256^2 to 32768^2 (and
+# 65536^2 on gpu0) and the default solve: the per-iteration prediction beside the measurement.
+# repeat: the whole machine, double 2048^2 (the default solve's problem) and 8192^2: three fresh
+# calibrations, each followed by the same solve (500 iterations): the rows and predicted beside measured.
 # stencils: on gpu0 and on cpu0, after poisson5's calibration, each other built-in and a stencil from a
 # file (2-D 4096^2, 3-D 256^3, double): what the model estimates before measuring it, then a solve that
 # measures its curves first, its per-iteration prediction beside the measurement.
@@ -50,7 +52,7 @@ cd "$(dirname "$0")/.."
 returned=${OUT:-/tmp/hetstencil-gpu-check}
 out=$(mktemp -d /tmp/hetstencil-gpu-check-logs.XXXXXX)
 trap 'tar czf "$returned/logs.tgz" -C "$out" . 2>/dev/null; rm -rf "$out"' EXIT
-parts=${*:-tests consumer sanitize bench tune solves scaling grids stencils processes ranks model accuracy blocked variants throttled team}
+parts=${*:-tests consumer sanitize bench tune solves scaling grids repeat stencils processes ranks model accuracy blocked variants throttled team}
 mkdir -p "$returned"
 rm -f "$returned/summary.txt" "$returned/logs.tgz"
 jobs=$(nproc)
@@ -313,6 +315,24 @@ if want grids; then
       iters=$(( 1000000000 / (n * n) ))
       iters=$(( iters < 20 ? 20 : (iters > 5000 ? 5000 : iters) ))
       per_iteration "$device-$n" --devices $device --nx $n --iters $iters
+    done
+  done
+  # Two grids of 65536^2 doubles are 64 GiB: on the GPU, with the host's grid
+  # and result beside; a CPU device's iterates would not fit a 128 GiB host beside them.
+  per_iteration "gpu0-65536" --devices gpu0 --nx 65536 --iters 20
+fi
+
+if want repeat; then
+  step "repeat: three calibrations in a row, each followed by the same solve"
+  for n in 2048 8192; do
+    for run in 1 2 3; do
+      export XDG_CACHE_HOME=$out/cache-repeat-$n-$run
+      mkdir -p "$XDG_CACHE_HOME"
+      $bin calibrate --precision double --nx $n >"$out/repeat-calibrate-$n-$run.txt" 2>&1 ||
+        { record "repeat $n #$run" "calibration FAILED"; continue; }
+      $bin solve --no-calibrate --no-learn --precision double --nx $n --iters 500 >"$out/repeat-solve-$n-$run.txt" 2>&1 ||
+        { record "repeat $n #$run" "solve FAILED"; continue; }
+      record "repeat $n #$run" "$(awk '/^(cpu|gpu)[0-9]+ /{printf "%s %s, ", $1, $2}' "$out/repeat-solve-$n-$run.txt")$(grep -E '^predicted' "$out/repeat-solve-$n-$run.txt" | sed 's/; the run.*//')"
     done
   done
 fi

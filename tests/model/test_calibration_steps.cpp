@@ -47,6 +47,20 @@ TEST(EdgePoint, TakesTheStepThatCostsTheMostSeconds) {
   EXPECT_EQ(edge_point(rows, s), 6144);
 }
 
+TEST(EdgePoint, LeavesARiseTooSmallToMoveASplitOfTheWholeGridAlone) {
+  // 512 rows 9% slower a row than 256 (the spread of a few rows' sweeps),
+  // under 1% of 8192 rows' time.
+  const std::vector<std::int64_t> rows{256, 512, 1024, 2048, 4096, 8192};
+  std::vector<double> s = paced(rows, 1e-6, 0, 1.0);
+  s[1] *= 1.09;
+  EXPECT_EQ(edge_point(rows, s), 0);
+  // The same rise with 2048 rows the most measured is 2% of its time.
+  const std::vector<std::int64_t> fewer{256, 512, 1024, 2048};
+  std::vector<double> t = paced(fewer, 1e-6, 0, 1.0);
+  t[1] *= 1.09;
+  EXPECT_EQ(edge_point(fewer, t), 384);
+}
+
 TEST(EdgePoint, LeavesNeighboursTooCloseToSplitAndPointsNotMeasured) {
   EXPECT_EQ(edge_point({1000, 1100}, {1e-3, 2e-3}), 0);
   EXPECT_EQ(edge_point({1000, 2000, 4000}, {0.0, 4e-3, 8e-3}), 0);
