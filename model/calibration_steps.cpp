@@ -1,6 +1,7 @@
 #include "model/calibration_steps.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "devices/backend.hpp"
 #include "devices/sync.hpp"
@@ -62,11 +63,16 @@ std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::i
 }
 
 std::int64_t edge_point(const std::vector<std::int64_t>& rows, const std::vector<double>& seconds) {
+  const std::size_t points = std::min(rows.size(), seconds.size());
+  const auto measured = [&](std::size_t i) { return seconds[i] > 0.0 && std::isfinite(seconds[i]); };
+  double slowest = 0.0;
+  for (std::size_t i = 0; i < points; ++i) slowest = measured(i) ? std::max(slowest, seconds[i]) : slowest;
   std::int64_t split = 0;
   double widest = 0.0;  // seconds
-  const double slowest = seconds.empty() ? 0.0 : *std::max_element(seconds.begin(), seconds.end());
-  for (std::size_t i = 0; i + 1 < rows.size() && i + 1 < seconds.size(); ++i) {
-    if (!(seconds[i] > 0.0) || !(seconds[i + 1] > 0.0)) continue;
+  for (std::size_t i = 0; i + 1 < points; ++i) {
+    if (!measured(i) || !measured(i + 1)) continue;
+    // Two neighbours too close leave no row count between them worth a point.
+    if (rows[i + 1] - rows[i] < 2) continue;
     const auto lo = static_cast<double>(rows[i]);
     const auto hi = static_cast<double>(rows[i + 1]);
     if (hi < kEdgeLeastSpan * lo) continue;
@@ -76,7 +82,7 @@ std::int64_t edge_point(const std::vector<std::int64_t>& rows, const std::vector
     const double excess = seconds[i + 1] - at_lower_pace;
     if (excess > kEdgePaceRise * at_lower_pace && excess > kEdgeLeastExcess * slowest && excess > widest) {
       widest = excess;
-      split = (rows[i] + rows[i + 1]) / 2;
+      split = rows[i] + (rows[i + 1] - rows[i]) / 2;
     }
   }
   return split;

@@ -63,10 +63,12 @@ std::vector<std::int64_t> row_counts(std::int64_t most, const std::vector<std::i
 /// kEdgePaceRise of it and kEdgeLeastExcess of the slowest point's time:
 /// where a cache's edge lies between them, and the interpolation smears its
 /// step; 0 where no rise is that large or the two are too close to split
-/// (kEdgeLeastSpan).
+/// (kEdgeLeastSpan, or no row count between them). Times that are not
+/// positive and finite are points not measured.
 std::int64_t edge_point(const std::vector<std::int64_t>& rows, const std::vector<double>& seconds);
-/// A rise of the time a row that edge_point splits: past the spread of one
-/// point measured twice (a few percent), short of the cache's step (20-40%).
+/// The least rise of the time a row that edge_point splits: past the spread
+/// of one point measured twice (a few percent), short of the cache's step
+/// (20% and more on the H200 guests).
 inline constexpr double kEdgePaceRise = 0.08;
 /// The least rise edge_point splits, of the slowest point's time: less is
 /// the spread of the few rows' short sweeps (on an H200 guest, 512 rows of

@@ -238,8 +238,9 @@ CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpe
     // a guest's neighbours move from the size the cache has), points halving
     // the step: on an H200 guest 1024 and 2048 rows of 8192 doubles took 1.00
     // and 1.22 us a row, and shares of 1229 and 1638 rows in solves 0.95-1.0,
-    // which the interpolation priced 15-25% slower.
-    for (int added = 0; added < kEdgePoints; ++added) {
+    // which the interpolation priced 7-23% slower. Only after a whole first
+    // pass: the passes after it need the budget left for the points it has.
+    for (int added = 0; measured == rows.size() && added < kEdgePoints; ++added) {
       std::vector<double> times(measured);
       for (std::size_t i = 0; i < measured; ++i) times[i] = seconds_at(i);
       const std::int64_t r = edge_point({rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(measured)}, times);
@@ -252,6 +253,7 @@ CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpe
       }
       ++measured;
       if (!measure_point(at, 0)) {
+        log::debug("calibration: no time left for a CPU point at {} rows, where the time a row steps up", r);
         rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(at));
         for (std::size_t k = 0; k < devices.size(); ++k) {
           sweeps[k].erase(sweeps[k].begin() + static_cast<std::ptrdiff_t>(at));

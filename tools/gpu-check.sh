@@ -326,13 +326,14 @@ if want repeat; then
   step "repeat: three calibrations in a row, each followed by the same solve"
   for n in 2048 8192; do
     for run in 1 2 3; do
-      export XDG_CACHE_HOME=$out/cache-repeat-$n-$run
-      mkdir -p "$XDG_CACHE_HOME"
-      $bin calibrate --precision double --nx $n >"$out/repeat-calibrate-$n-$run.txt" 2>&1 ||
+      cache=$out/cache-repeat-$n-$run
+      mkdir -p "$cache"
+      XDG_CACHE_HOME=$cache $bin calibrate --precision double --nx $n >"$out/repeat-calibrate-$n-$run.txt" 2>&1 ||
         { record "repeat $n #$run" "calibration FAILED"; continue; }
-      $bin solve --no-calibrate --no-learn --precision double --nx $n --iters 500 >"$out/repeat-solve-$n-$run.txt" 2>&1 ||
+      XDG_CACHE_HOME=$cache $bin solve --no-calibrate --no-learn --json --precision double --nx $n --iters 500 \
+        >"$out/repeat-solve-$n-$run.json" 2>"$out/repeat-solve-$n-$run.err" ||
         { record "repeat $n #$run" "solve FAILED"; continue; }
-      record "repeat $n #$run" "$(awk '/^(cpu|gpu)[0-9]+ /{printf "%s %s, ", $1, $2}' "$out/repeat-solve-$n-$run.txt")$(grep -E '^predicted' "$out/repeat-solve-$n-$run.txt" | sed 's/; the run.*//')"
+      record "repeat $n #$run" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print(', '.join('%s %d' % (d['name'], d['rows']) for d in r['devices']) + ': iteration %.4f ms predicted, %.4f measured (%+.1f%%)' % (p*1e3, m*1e3, 100*(p-m)/m))" "$out/repeat-solve-$n-$run.json")"
     done
   done
 fi

@@ -2,6 +2,7 @@
 // of its own (edge_point).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -32,19 +33,17 @@ TEST(EdgePoint, LeavesAFlatOrFallingPaceAlone) {
   EXPECT_EQ(edge_point(rows, s), 0);
 }
 
-TEST(EdgePoint, LeavesARiseWithinTheSpreadOfAPointAlone) {
+TEST(EdgePoint, SplitsARiseJustPastTheSpreadOfAPointAndLeavesOneWithinIt) {
   const std::vector<std::int64_t> rows{1024, 2048, 4096};
   EXPECT_EQ(edge_point(rows, paced(rows, 1e-6, 2048, 1.0 + kEdgePaceRise * 0.9)), 0);
   EXPECT_EQ(edge_point(rows, paced(rows, 1e-6, 2048, 1.0 + kEdgePaceRise * 1.1)), 1536);
 }
 
 TEST(EdgePoint, TakesTheStepThatCostsTheMostSeconds) {
-  // A 50% rise over 8 rows costs less than a 12% rise over 4096.
-  const std::vector<std::int64_t> rows{4, 8, 16, 4096, 8192};
-  std::vector<double> s = paced(rows, 1e-6, 8192, 1.12);
-  s[1] *= 1.5;
-  s[2] *= 1.5;
-  EXPECT_EQ(edge_point(rows, s), 6144);
+  // 1024 -> 2048 rows: the time a row rises 50%, 1.02 ms beyond the lower
+  // pace; 4096 -> 8192 rows: 12%, 1.47 ms beyond. The first step, or the
+  // steepest, would give 1536.
+  EXPECT_EQ(edge_point({1024, 2048, 4096, 8192}, {1.024e-3, 3.072e-3, 6.144e-3, 13.76e-3}), 6144);
 }
 
 TEST(EdgePoint, LeavesARiseTooSmallToMoveASplitOfTheWholeGridAlone) {
@@ -63,8 +62,19 @@ TEST(EdgePoint, LeavesARiseTooSmallToMoveASplitOfTheWholeGridAlone) {
 
 TEST(EdgePoint, LeavesNeighboursTooCloseToSplitAndPointsNotMeasured) {
   EXPECT_EQ(edge_point({1000, 1100}, {1e-3, 2e-3}), 0);
+  // 7 and 8 rows are 1.14 times apart, with no row count between them.
+  EXPECT_EQ(edge_point({4, 7, 8}, {4e-6, 7e-6, 16e-6}), 0);
   EXPECT_EQ(edge_point({1000, 2000, 4000}, {0.0, 4e-3, 8e-3}), 0);
+  EXPECT_EQ(edge_point({1000, 2000, 4000}, {std::nan(""), 4e-3, 8e-3}), 0);
   EXPECT_EQ(edge_point({1000, 2000}, {1e-3}), 0);
+  EXPECT_EQ(edge_point({}, {}), 0);
+}
+
+TEST(EdgePoint, OnlyThePointsMeasuredSetTheSlowestTime) {
+  // An infinite time, or one past the last row count, would raise the least
+  // step to split past every step there is.
+  EXPECT_EQ(edge_point({1024, 2048, 4096, 8192}, {1.024e-3, 3.072e-3, 6.144e-3, INFINITY}), 1536);
+  EXPECT_EQ(edge_point({1024, 2048, 4096}, {1.024e-3, 3.072e-3, 6.144e-3, 1.0}), 1536);
 }
 
 }  // namespace
