@@ -16,7 +16,7 @@
 # --gpu-transport of RANKS_TRANSPORTS, by default "ipc nccl"), three times in turn: the times, their
 # ratios and whether the solutions are the same bits. RANKS_GPUS="4" leaves out the 2-GPU runs.
 # solves: float 16384^2 on gpu0 (and 2, 4 GPUs), residual at the end and every iteration, and what
-# the check every iteration costs; on 2+ GPUs, poisson7 float 1024^3 on 1 and 2 GPUs (efficiency).
+# the check every iteration costs; on 2+ GPUs, poisson7 float 1024^3 and 2048^3 on 1 and 2 GPUs (efficiency).
 # scaling: calibrate the GPUs (sync, blocked 8), then bench scaling (1..N GPUs, the NVIDIA sample's
 # problem), predicted beside measured per row.
 # grids: planned solves (calibrated first) on gpu0 and on cpu0 alone, double, 256^2 to 32768^2 (and
@@ -280,7 +280,12 @@ if want solves; then
     p7=(--stencil poisson7 --precision float --nx 1024 --ny 1024 --nz 1024 --iters 200)
     solve gpu-poisson7-1024 --devices gpu0 "${p7[@]}"
     solve 2gpu-poisson7-1024 --devices gpu0,gpu1 "${p7[@]}"
-    record "  poisson7 2-GPU efficiency" "$(python3 -c "import json,sys; a,b=(json.load(open(f))['solve_s'] for f in sys.argv[1:]); print('%.1f%%' % (100*a/(2*b)))" "$out/solve-gpu-poisson7-1024.json" "$out/solve-2gpu-poisson7-1024.json" 2>/dev/null)"
+    p7_big=(--stencil poisson7 --precision float --nx 2048 --ny 2048 --nz 2048 --iters 100)
+    solve gpu-poisson7-2048 --devices gpu0 "${p7_big[@]}"
+    solve 2gpu-poisson7-2048 --devices gpu0,gpu1 "${p7_big[@]}"
+    for n in 1024 2048; do
+      record "  poisson7 $n^3 2-GPU efficiency" "$(python3 -c "import json,sys; a,b=(json.load(open(f))['solve_s'] for f in sys.argv[1:]); print('%.1f%%' % (100*a/(2*b)))" "$out/solve-gpu-poisson7-$n.json" "$out/solve-2gpu-poisson7-$n.json" 2>/dev/null)"
+    done
   fi
 fi
 
