@@ -127,7 +127,7 @@ int usage_error(const std::string& message, const std::string& help_of) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"hetstencil: 2-D Poisson Jacobi solves on every CPU socket and GPU of this machine at once"};
+  CLI::App app{"hetstencil: Jacobi solves of any stencil on every CPU socket and GPU of this machine at once"};
   app.require_subcommand(1);
   // The program's own options (-v, --version) are taken after any (sub)command too.
   app.fallthrough();
