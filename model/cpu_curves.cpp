@@ -28,6 +28,7 @@ constexpr int kCpuPasses = 4;
 constexpr int kRestRepetitions = 2;  // a pass, at each point, for each device's rest curve
 constexpr int kMostCpuRepetitions = 101;
 constexpr double kSettlingSeconds = 0.01;
+constexpr double kRestSettlingSeconds = 0.04;  // where the devices sweep unequal rows: settling_sweeps
 constexpr int kLeastSettlingSweeps = 2;
 constexpr int kMostSettlingSweeps = 20;
 constexpr int kEdgePoints = 3;  // points added where the time a row steps up (edge_point)
@@ -78,11 +79,18 @@ TimingInputs<T> timing_inputs(StencilJob& job, const std::vector<Slab>& slabs) {
 // after the 1024-row point, and 1.31-1.39 ms an iteration in solves (and 1024
 // rows 1.28, 0.90 ms before 0.57-0.62 ms). A curve of the first few sweeps of
 // every point (its last points: 2 to 4 a pass) priced 2048 rows at 2.3 ms.
-// The first sweeps of each run, 10 ms' worth and at least 2, are dropped.
-int settling_sweeps(double estimate) {
+// The first sweeps of each run, `seconds`' worth and at least 2, are dropped:
+// 10 ms where every device sweeps the point's rows; 40 ms where one sweeps the
+// point's rows and the others the rest (the rest curves), an unequal share of
+// the cache the devices share, which settles more slowly. On the 2-core VM
+// (two CPU devices, 2048 doubles a row) solves of 1638 rows beside 410 swept
+// at 2.9-3.1 ms an iteration over 16 iterations, 2.5-2.9 over 64 and 2.6-2.7
+// over 500; settled for 10 ms, three calibrations' rest curves priced them at
+// 3.3-4.4 ms and the sweeps' points of 20% of the rows 7-47% slow, settled for
+// 40 ms within 3.6%.
+int settling_sweeps(double estimate, double seconds = kSettlingSeconds) {
   if (!(estimate > 0.0)) return kLeastSettlingSweeps;
-  return std::clamp(static_cast<int>(std::ceil(kSettlingSeconds / estimate)), kLeastSettlingSweeps,
-                    kMostSettlingSweeps);
+  return std::clamp(static_cast<int>(std::ceil(seconds / estimate)), kLeastSettlingSweeps, kMostSettlingSweeps);
 }
 
 // `samples` without its first `settling`.
@@ -208,7 +216,7 @@ CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpe
                                                           static_cast<double>(others_rows(rows[i])) /
                                                           static_cast<double>(rows[measured - 1])
                                                     : 0.0;
-      const int rest_settling = settling_sweeps(std::max(estimate, others_s));
+      const int rest_settling = settling_sweeps(std::max(estimate, others_s), kRestSettlingSeconds);
       if (rests && pass > 0 &&
           budget.allows(static_cast<double>(devices.size() * (kRestRepetitions + rest_settling + 1)) *
                         seconds_at(measured - 1))) {
