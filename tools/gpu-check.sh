@@ -277,13 +277,10 @@ if want solves; then
     solve ${k}gpu-f16k-1000-res1 --devices "$list" --precision float --nx 16384 --iters 1000 --tol 1e-30 --check-every 1
   done
   if [ "$gpus" -ge 2 ]; then
-    p7=(--stencil poisson7 --precision float --nx 1024 --ny 1024 --nz 1024 --iters 200)
-    solve gpu-poisson7-1024 --devices gpu0 "${p7[@]}"
-    solve 2gpu-poisson7-1024 --devices gpu0,gpu1 "${p7[@]}"
-    p7_big=(--stencil poisson7 --precision float --nx 2048 --ny 2048 --nz 2048 --iters 100)
-    solve gpu-poisson7-2048 --devices gpu0 "${p7_big[@]}"
-    solve 2gpu-poisson7-2048 --devices gpu0,gpu1 "${p7_big[@]}"
     for n in 1024 2048; do
+      p7=(--stencil poisson7 --precision float --nx $n --ny $n --nz $n --iters $((n == 1024 ? 200 : 100)))
+      solve gpu-poisson7-$n --devices gpu0 "${p7[@]}"
+      solve 2gpu-poisson7-$n --devices gpu0,gpu1 "${p7[@]}"
       record "  poisson7 $n^3 2-GPU efficiency" "$(python3 -c "import json,sys; a,b=(json.load(open(f))['solve_s'] for f in sys.argv[1:]); print('%.1f%%' % (100*a/(2*b)))" "$out/solve-gpu-poisson7-$n.json" "$out/solve-2gpu-poisson7-$n.json" 2>/dev/null)"
     done
   fi
