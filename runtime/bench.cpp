@@ -173,19 +173,48 @@ void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptio
           options.progress(fmt::format("{}: {} {} {}x{}{}", info.name, stencil.name, to_string(precision), job.nx,
                                        job.ny, job.nz > 0 ? fmt::format("x{}", job.nz) : ""));
         }
-        job.tuning = tuned.of(*device, job);
-        const SweepVsCopy measured = time_stencil(*device, job, options.repetitions);
-        if (measured.skipped) t.skipped = "not enough memory";
-        if (!job.tuning.empty() && !measured.skipped) {
-          t.tuning = tuning_text(job.tuning);
-          job.tuning.clear();
-          t.default_s = time_stencil(*device, job, options.repetitions).sweep_s;
-        }
-        t.streaming_stores = measured.streaming_stores;
-        t.sweep_s = measured.sweep_s;
-        t.copy_s = measured.copy_s;
         t.predicted_s = predictor.sweep_s(info.name, job);
-        each(t);
+        // The sweep with `tuning`, into `row`.
+        const auto measure = [&](StencilTiming& row, const Tuning& tuning) {
+          job.tuning = tuning;
+          const SweepVsCopy measured = time_stencil(*device, job, options.repetitions);
+          if (measured.skipped) row.skipped = "not enough memory";
+          row.streaming_stores = measured.streaming_stores;
+          row.sweep_s = measured.sweep_s;
+          row.copy_s = measured.copy_s;
+        };
+        if (options.tunings.empty()) {
+          const Tuning tuning = tuned.of(*device, job);
+          measure(t, tuning);
+          if (!tuning.empty() && t.skipped.empty()) {
+            t.tuning = tuning_text(tuning);
+            StencilTiming at_defaults = t;
+            measure(at_defaults, {});
+            t.default_s = at_defaults.sweep_s;
+          }
+          each(t);
+          continue;
+        }
+        StencilTiming defaults = t;
+        measure(defaults, {});
+        for (const Tuning& set : options.tunings) {
+          StencilTiming row = t;
+          row.tuning = tuning_text(set);
+          try {
+            check_tuning(info.name, device->tunables(job), set);
+          } catch (const InvalidArgument& e) {
+            row.skipped = e.what();
+            each(row);
+            continue;
+          }
+          if (!defaults.skipped.empty()) {
+            row.skipped = defaults.skipped;
+          } else {
+            measure(row, set);
+            row.default_s = defaults.sweep_s;
+          }
+          each(row);
+        }
       }
     }
   }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -80,8 +81,9 @@ struct StencilTiming {
   double sweep_s = 0.0;           ///< one sweep, median
   double copy_s = 0.0;            ///< the copy, median
   double predicted_s = 0.0;  ///< one sweep as the profile's curve of this stencil predicts it (0: no such curve)
-  /// The kernel parameters the sweep ran with, as the profile's tuning gives
-  /// them ("chunk_values=512 threads=1"); "" where nothing is tuned.
+  /// The kernel parameters the sweep ran with, as the profile's tuning (or a
+  /// set of StencilBenchOptions::tunings) gives them ("chunk_values=512
+  /// threads=1"); "" where nothing is tuned.
   std::string tuning;
   /// Where `tuning` is set: one sweep at the device's default parameters,
   /// median (0 where nothing is tuned: sweep_s ran at the defaults).
@@ -110,6 +112,12 @@ struct StencilBenchOptions {
   std::string profile;
   /// When set, told what is measured next (a device's grid can take seconds to fill).
   std::function<void(const std::string&)> progress;
+  /// Kernel parameter sets to measure in place of the profile's tuning, each
+  /// beside the device's defaults ({{"warps", 2}, {"lines", 4}}: the names and
+  /// values `hetstencil tune` lists); empty: the profile's. A device that does
+  /// not take a set (a name it lacks, a value it does not list) has that row
+  /// skipped, with the reason.
+  std::vector<std::map<std::string, int>> tunings;
 };
 
 /// Every device of `machine` (CPU devices and GPUs, chosen by machine.devices),
@@ -117,8 +125,9 @@ struct StencilBenchOptions {
 /// the whole grid beside a copy of the same bytes by the same device
 /// (StencilTiming), with the kernel parameters the profile's tuning gives the
 /// device (`hetstencil tune`) and, where they are not the defaults, again at
-/// the defaults. A device with no kernel for a stencil, or no memory for its
-/// grid, is reported skipped with the reason. `each` gets every timing as soon
+/// the defaults; with options.tunings, a timing for each set instead. A device
+/// with no kernel for a stencil, or no memory for its grid, is reported
+/// skipped with the reason. `each` gets every timing as soon
 /// as it is measured, on the caller's thread. Throws InvalidArgument for an
 /// invalid stencil or sizes.
 HETSTENCIL_API void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptions& options,

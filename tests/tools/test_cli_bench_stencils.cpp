@@ -1,5 +1,6 @@
 // hetstencil bench stencils: a row per device, stencil and precision, its CSV's
-// columns, the predictions from the profile's own curves, and its refusals.
+// columns, the predictions from the profile's own curves, sets of kernel
+// parameters beside the defaults, and its refusals.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -92,6 +93,29 @@ TEST(CliBenchStencils, PredictsFromTheProfilesOwnCurveOfTheStencil) {
   EXPECT_EQ(rows[2][13], "") << "no curve of box9 in the profile";
 }
 
+TEST(CliBenchStencils, SweepsWithEachSetOfKernelParametersBesideTheDefaults) {
+  const fs::path csv = test::own_folder("hetstencil_cli_bench_stencils") / "tunings.csv";
+  const auto r = run("bench stencils --nx 64 --ny 16 --reps 1 --cpu-devices 1 --threads 1 --devices cpu --precision double "
+                     "--stencils box9 --tuning points_per_pass=2 --tuning chunk_values=128,points_per_pass=4 "
+                     "--tuning warps=2 --tuning chunk_values=100 --csv " + csv.string(),
+                     "hetstencil_cli_bench_stencils_tunings");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(has(r.out, "with the parameters of --tuning")) << r.out;
+  const auto rows = csv_rows(csv);
+  ASSERT_EQ(rows.size(), 5u) << test::read_all(csv);  // the header and a row a set
+  for (std::size_t k : {1u, 2u}) {
+    EXPECT_GT(std::stod(rows[k][9]), 0.0) << "sweep_s of row " << k;
+    EXPECT_GT(std::stod(rows[k][15]), 0.0) << "the defaults measured beside, row " << k;
+    EXPECT_EQ(rows[1][15], rows[k][15]) << "one measurement of the defaults for every set";
+  }
+  EXPECT_EQ(rows[1][17], "points_per_pass=2");
+  EXPECT_EQ(rows[2][17], "chunk_values=128 points_per_pass=4");
+  const std::string text = test::read_all(csv);
+  EXPECT_TRUE(has(text, "warps=2,\"cpu0 has no kernel parameter 'warps' for this job (it tunes: threads,")) << text;
+  EXPECT_TRUE(has(text, "chunk_values=100,\"cpu0: the kernel parameter 'chunk_values' takes 64, 128")) << text;
+  EXPECT_TRUE(has(r.out, "skipped: cpu0 has no kernel parameter 'warps'")) << r.out;
+}
+
 TEST(CliBenchStencils, RefusesWhatItCannotMeasure) {
   const std::string cache = "hetstencil_cli_bench_stencils_refusals";
   const auto unknown = run("bench stencils --nx 8 --ny 8 --stencils poisson9", cache);
@@ -106,6 +130,16 @@ TEST(CliBenchStencils, RefusesWhatItCannotMeasure) {
   const auto csv = run("bench stencils --csv ''", cache);
   EXPECT_EQ(csv.exit_code, 2);
   EXPECT_TRUE(has(csv.err, "--csv: must name a file")) << csv.err;
+  for (const char* set : {"threads", "threads=x", "threads=1,", "=3", "a=1,,b=2"}) {
+    const auto bad = run(std::string("bench stencils --tuning ") + set, cache);
+    EXPECT_EQ(bad.exit_code, 2) << set;
+    EXPECT_TRUE(has(bad.err, std::string("--tuning: must be NAME=VALUE pairs joined by commas, e.g. warps=2,lines=4, not '") +
+                                 set + "'"))
+        << bad.err;
+  }
+  const auto twice = run("bench stencils --tuning threads=1,threads=2", cache);
+  EXPECT_EQ(twice.exit_code, 2);
+  EXPECT_TRUE(has(twice.err, "--tuning: names 'threads' twice in 'threads=1,threads=2'")) << twice.err;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "tools/hetstencil/option_checks.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -82,6 +83,42 @@ CLI::Validator naming(const std::string& what) {
   return CLI::Validator(
       [what](std::string& text) -> std::string { return text.empty() ? "must name " + what + ", not ''" : std::string(); },
       "");
+}
+
+std::map<std::string, int> kernel_parameters(const std::string& text) {
+  const std::string form = "must be NAME=VALUE pairs joined by commas, e.g. warps=2,lines=4, not " + as_typed(text);
+  std::map<std::string, int> out;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string pair = text.substr(begin, end - begin);
+    const std::size_t equals = pair.find('=');
+    if (equals == std::string::npos || equals == 0) HETSTENCIL_THROW(InvalidArgument, form);
+    const std::string name = pair.substr(0, equals);
+    const char* first = pair.data() + equals + 1;
+    const char* last = pair.data() + pair.size();
+    int value = 0;
+    const auto [stop, error] = std::from_chars(first, last, value);
+    if (first == last || stop != last || error != std::errc()) HETSTENCIL_THROW(InvalidArgument, form);
+    if (!out.emplace(name, value).second) {
+      HETSTENCIL_THROW(InvalidArgument, "names '" + name + "' twice in " + as_typed(text));
+    }
+    if (end == text.size()) return out;
+    begin = end + 1;
+  }
+}
+
+CLI::Validator kernel_parameter_set() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          kernel_parameters(text);
+          return {};
+        } catch (const InvalidArgument& e) {
+          return e.what();
+        }
+      },
+      "NAME=VALUE,...");
 }
 
 std::string empty_list_item(const CLI::App& command, int argc, const char* const* argv) {

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,12 @@ CLI::Validator one_of(const std::vector<std::string>& choices);
 
 /// Not empty: `what` says what the value names ("a file", "a device").
 CLI::Validator naming(const std::string& what);
+
+/// Kernel parameters as typed, "warps=2,lines=4": each name once, each value a
+/// whole number. Throws InvalidArgument saying what is wrong with `text`.
+std::map<std::string, int> kernel_parameters(const std::string& text);
+/// Text that kernel_parameters reads.
+CLI::Validator kernel_parameter_set();
 
 /// The list options of `command` (those with a delimiter) as typed in argv:
 /// an empty item ("1,,1", "1,") is refused, since CLI11 would drop it

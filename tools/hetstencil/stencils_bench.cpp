@@ -28,8 +28,17 @@ struct StencilsBenchOptions {
   int repetitions = 10;
   std::string csv;      // "": no CSV
   std::string profile;  // "": this machine's, if any
+  std::vector<std::string> tunings;  // kernel parameter sets as typed; none: the profile's
   RuntimeOptions machine;
 };
+
+// A CSV field: quoted where it holds a comma or a quote (RFC 4180).
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
 
 std::string grid_of(const StencilTiming& t) {
   return t.nz > 0 ? fmt::format("{}x{}x{}", t.nx, t.ny, t.nz) : fmt::format("{}x{}", t.nx, t.ny);
@@ -47,6 +56,7 @@ int run_stencils_bench(const StencilsBenchOptions& o) {
   b.repetitions = o.repetitions;
   b.profile = o.profile;
   b.progress = [](const std::string& what) { tell("measuring " + what); };
+  for (const std::string& set : o.tunings) b.tunings.push_back(kernel_parameters(set));
   if (!o.csv.empty()) check_writable(o.csv);
 
   std::ofstream csv;  // without --csv it stays closed: it takes the rows and writes nothing
@@ -54,9 +64,9 @@ int run_stencils_bench(const StencilsBenchOptions& o) {
   csv << "device,threads,stencil,dimension,precision,nx,ny,nz,stores,sweep_s,copy_s,sweep_GBps,sweep_over_copy,"
          "predicted_s,predicted_over_measured,default_s,tuned_over_default,tuning,skipped\n";
   fmt::print("# one sweep of the whole grid vs a copy of the same bytes (1 value read + 1 written per cell), "
-             "median of {}; predicted: the profile's curve of the stencil;\n# sweep_ms with the parameters tuned "
-             "for the device (hetstencil tune), default_ms at its defaults ('-': nothing tuned)\n",
-             o.repetitions);
+             "median of {}; predicted: the profile's curve of the stencil;\n# sweep_ms with the parameters {}, "
+             "default_ms at its defaults ('-': nothing tuned)\n",
+             o.repetitions, o.tunings.empty() ? "tuned for the device (hetstencil tune)" : "of --tuning shown last");
   fmt::print("{:<6} {:<10} {:>9} {:>15} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}\n",
              "device", "stencil", "precision", "grid", "threads", "stores", "sweep_ms", "copy_ms", "sweep_GB/s",
              "sweep/copy", "predicted_ms", "pred/meas", "default_ms", "tuned/def");
@@ -66,8 +76,8 @@ int run_stencils_bench(const StencilsBenchOptions& o) {
     csv << fmt::format("{},{},{},{},{},{},{},{},", t.device, t.threads, t.stencil, t.dimension, to_string(t.precision),
                        t.nx, t.ny, t.nz);
     if (!t.skipped.empty()) {
-      fmt::print("{}   skipped: {}\n", head, t.skipped);
-      csv << fmt::format(",,,,,,,,,,{}\n", t.skipped);
+      fmt::print("{}   skipped: {}{}\n", head, t.skipped, t.tuning.empty() ? "" : "  (" + t.tuning + ")");
+      csv << fmt::format(",,,,,,,,,{},{}\n", t.tuning, csv_field(t.skipped));
       return;
     }
     const std::string stores = t.streaming_stores ? "streaming" : "plain";
@@ -116,10 +126,15 @@ Command add_stencils_bench(CLI::App* bench) {
   sub->add_option("--profile", o->profile, "profile whose curves predict the sweeps (default: this machine's, "
                                            "where there is one)")
       ->check(naming("a file"));
+  sub->add_option("--tuning", o->tunings,
+                  "kernel parameters to sweep with instead of the profile's tuned ones, each set beside the defaults, "
+                  "e.g. --tuning warps=2,lines=4 --tuning shared=1 (the names and values hetstencil tune lists)")
+      ->check(kernel_parameter_set());
   add_machine_options(sub, o->machine);
   sub->footer("A size not given fills the device: nx = ny in 2-D, n^3 in 3-D, half the free memory of the device for "
               "its grids;\na device whose memory is short for them is listed as skipped. A device without a curve of "
-              "the stencil\nin the profile gets '-' for its prediction. What is being measured is said on stderr.");
+              "the stencil\nin the profile gets '-' for its prediction. A --tuning set that a device does not take is listed "
+              "skipped for it,\nwith the reason. What is being measured is said on stderr.");
   return [o] { return run_stencils_bench(*o); };
 }
 
