@@ -4,6 +4,7 @@
 # of the logs (logs.tgz) go to $OUT (the device tool's return folder) when set.
 #   tools/gpu-check.sh [tests] [consumer] [sanitize] [bench] [tune] [solves] [scaling] [grids] [repeat] [stencils]
 #                      [processes] [ranks] [model] [accuracy] [blocked] [variants] [throttled] [team]   (default: all)
+#                      [shapes]   (only when named)
 # consumer: an application built against the CUDA build three ways (tools/check_consumer.sh),
 # and against a shared CUDA build (the shared preset), each solving and checking its bits.
 # tune: hetstencil tune of each stencil on gpu0 (16384^2, 512^3) and cpu0 (4096^2, 256^3), float and
@@ -42,6 +43,9 @@
 # THROTTLED_THREADS=32 gives cpu0 that many workers (--threads) instead of one a core;
 # THROTTLED_BUDGET (default 30 s) is the calibration's budget: with the default 10 s, a 64-vCPU
 # guest had no room left to time cpu0's teams (the summary says so where it happens).
+# shapes: bench stencils on gpu0, 512^3, with each kernel parameter set of SHAPES (sets apart by spaces,
+# e.g. SHAPES="warps=2,lines=4 shared=1,vector=1"), the stencils of SHAPES_STENCILS (default star4,box27) in
+# both precisions: each set's sweep beside the defaults, side by side in one run.
 # team: cpu0 alone with all its cores' workers, then 56, 48 and 32 (--threads), double 8192 x 2048,
 # 200 iterations: the time an iteration and the cores' worth the hypervisor took (docs/model.md).
 set -uo pipefail
@@ -486,6 +490,28 @@ if want throttled; then
       unset CUDA_MPS_ACTIVE_THREAD_PERCENTAGE CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
     fi
   done
+fi
+
+if want shapes; then
+  step "shapes: kernel parameter sets swept beside the defaults"
+  export XDG_CACHE_HOME=$out/cache-shapes
+  mkdir -p "$XDG_CACHE_HOME"
+  sets=()
+  for set in ${SHAPES:-}; do sets+=(--tuning "$set"); done
+  if [ ${#sets[@]} -eq 0 ]; then
+    record shapes "no SHAPES given"
+  else
+    $bin bench stencils --devices gpu0 --stencils "${SHAPES_STENCILS:-star4,box27}" --nx 512 --ny 512 --nz 512 --reps 5 \
+      "${sets[@]}" >"$out/shapes.txt" 2>"$out/shapes.err" || { tail -2 "$out/shapes.err"; record shapes FAILED; }
+    while read -r dev stencil prec grid threads stores rest; do
+      if [ "$stores" = "skipped:" ]; then
+        record "shape $stencil $prec" "skipped: $rest"
+        continue
+      fi
+      read -r sweep copy gbs ratio pred predratio default ratio_default set <<<"$rest"
+      record "shape $stencil $prec" "sweep/copy $ratio, $sweep ms, defaults $default ms, set/defaults $ratio_default: $set"
+    done < <(grep -E '^gpu[0-9]+ ' "$out/shapes.txt")
+  fi
 fi
 
 if want team; then
