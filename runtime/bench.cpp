@@ -195,8 +195,8 @@ void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptio
           each(t);
           continue;
         }
-        StencilTiming defaults = t;
-        measure(defaults, {});
+        // The defaults, swept once a set the device takes needs them beside it.
+        std::optional<StencilTiming> defaults;
         for (const Tuning& set : options.tunings) {
           StencilTiming row = t;
           row.tuning = tuning_text(set);
@@ -207,11 +207,15 @@ void bench_stencil_sweeps(const RuntimeOptions& machine, const StencilBenchOptio
             each(row);
             continue;
           }
-          if (!defaults.skipped.empty()) {
-            row.skipped = defaults.skipped;
+          if (!defaults) {
+            defaults = t;
+            measure(*defaults, {});
+          }
+          if (!defaults->skipped.empty()) {
+            row.skipped = defaults->skipped;
           } else {
             measure(row, set);
-            row.default_s = defaults.sweep_s;
+            row.default_s = defaults->sweep_s;
           }
           each(row);
         }
