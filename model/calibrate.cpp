@@ -71,12 +71,14 @@ struct LoopTimes {
 };
 
 // The device's real loop alone on a slab of `rows` rows: two runs of
-// different lengths (the longer about 50 ms, and 100 to 600 iterations), an
-// iteration from their difference, so that what a run costs once (threads,
-// the final residual) drops out, and that from the shorter run. Nothing when,
-// after a first run (its set-up too: a GPU's full slab is copied in and out),
-// the two would not fit in `budget`. The device sweeps with its tuned
-// parameters in o.tuned.
+// different lengths, an iteration from their difference, so that what a run
+// costs once (threads, the final residual) drops out, and that from the
+// shorter run. The longer run lasts 50 ms at the pace of the shorter one's
+// first run (a warm-up, its set-up too: a GPU's full slab is copied in and
+// out), its whole time an iteration: less where what a run costs once is
+// large. A sweep timed alone would size it no better, a GPU's graphs running
+// its iterations several times faster. Nothing when the two would not fit in
+// `budget`. The device sweeps with its tuned parameters in o.tuned.
 std::optional<LoopTimes> loop_times(const Topology& topology, const DeviceSpec& spec, Precision precision,
                                     const CalibrationOptions& o, std::int64_t rows, double sweep_s,
                                     const VariantChoice& variant, const Budget& budget) {
@@ -92,13 +94,24 @@ std::optional<LoopTimes> loop_times(const Topology& topology, const DeviceSpec& 
     p.stop.max_iterations = iterations;
     return o.time_solve(p, plan, *device, spins, tuning);
   };
+  // The shorter run at most one batch of 64 iterations, so that what it
+  // costs once is measured near its own length; the longer in whole batches:
+  // a GPU without neighbours launches 64 iterations as one graph, captured on
+  // its first use, and a shorter last graph would be captured by one run only.
   constexpr double kLongRunSeconds = 0.05;
-  const std::int64_t longer =
-      sweep_s > 0.0 ? std::clamp<std::int64_t>(static_cast<std::int64_t>(kLongRunSeconds / sweep_s), 100, 600) : 600;
-  const std::int64_t shorter = longer / 6;
+  constexpr std::int64_t kBatch = 64, kMost = 1024 * kBatch;
+  const auto iterations_for = [](double seconds, double pace, std::int64_t least, std::int64_t most) {
+    const double n = pace > 0.0 ? seconds / pace : static_cast<double>(most);
+    const auto count = static_cast<std::int64_t>(std::clamp(n, static_cast<double>(least), static_cast<double>(most)));
+    return count >= kBatch ? count / kBatch * kBatch : count;
+  };
+  const std::int64_t shorter = iterations_for(kLongRunSeconds / 6.0, sweep_s, 16, kBatch);
   const Clock::time_point begin = Clock::now();
-  run_seconds(shorter);  // warm-up
-  if (!budget.allows(2.0 * seconds_since(begin) + static_cast<double>(longer) * sweep_s)) return std::nullopt;
+  const double warm_s = run_seconds(shorter);
+  const double warm_wall_s = seconds_since(begin);
+  const double pace = warm_s / static_cast<double>(shorter);
+  const std::int64_t longer = iterations_for(kLongRunSeconds, pace, 6 * shorter, kMost);
+  if (!budget.allows(2.0 * warm_wall_s + static_cast<double>(longer - shorter) * pace)) return std::nullopt;
   const double longer_s = run_seconds(longer);
   const double shorter_s = run_seconds(shorter);
   LoopTimes t;
