@@ -1,5 +1,6 @@
 // hetstencil: probe, solve and benchmark stencil solves on every CPU socket and
 // GPU of this machine. A thin client of the library in runtime/.
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -127,6 +128,15 @@ int usage_error(const std::string& message, const std::string& help_of) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // CUDA loads the kernels' modules when it starts instead of at their first
+  // launch: loaded lazily (its default), they cost a process's first solve
+  // about 1.7 ms on an H200 at 256^2 (docs/model.md), which no calibration
+  // sees, as it loads them before it times anything. A value the user set is
+  // kept; where it cannot be set, the modules load lazily.
+  if (::setenv("CUDA_MODULE_LOADING", "EAGER", 0) != 0) {
+    std::fprintf(stderr, "hetstencil: CUDA_MODULE_LOADING could not be set (%s); CUDA loads its modules lazily\n",
+                 std::strerror(errno));
+  }
   CLI::App app{"hetstencil: Jacobi solves of any stencil on every CPU socket and GPU of this machine at once"};
   app.require_subcommand(1);
   // The program's own options (-v, --version) are taken after any (sub)command too.
