@@ -48,19 +48,70 @@
 # both precisions: each set's sweep beside the defaults, side by side in one run.
 # team: cpu0 alone with all its cores' workers, then 56, 48 and 32 (--threads), double 8192 x 2048,
 # 200 iterations: the time an iteration and the cores' worth the hypervisor took (docs/model.md).
+#
+# Building takes about four of a device call's minutes. The parts that run the command alone can
+# use one built elsewhere, on a machine with the CUDA toolkit:
+#   tools/gpu-check.sh --prebuild DIR            (there: the command for sm_90 and the libraries it
+#                                                 links, into DIR, a path git ignores, e.g. build-prebuilt)
+#   GPU_CHECK_PREBUILT=DIR tools/gpu-check.sh PARTS   (on the GPU machine, the device tool carrying DIR)
+# The GPU machine's own libraries are used where it has them, DIR/lib's where it lacks them. That
+# command's CPU kernels are built for x86-64-v3, not for the GPU host's CPU: its CPU figures may differ
+# from a build there. tests, consumer and sanitize need a build there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = --prebuild ]; then
+  [ $# -ge 2 ] || { echo "usage: tools/gpu-check.sh --prebuild DIR"; exit 2; }
+  dir=$2
+  cmake -S . -B build-prebuild -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DHETSTENCIL_NATIVE=OFF \
+    -DCMAKE_CXX_FLAGS=-march=x86-64-v3 -DHETSTENCIL_BUILD_TESTS=OFF -DHETSTENCIL_BUILD_EXAMPLES=OFF &&
+    cmake --build build-prebuild -j "$(nproc)" --target hetstencil_cli || exit 1
+  rm -rf "$dir" && mkdir -p "$dir/lib" && cp build-prebuild/hetstencil "$dir/" || exit 1
+  # What it links beyond the C and C++ runtimes, and CUDA's runtime, which the GPU machine's toolkit has.
+  ldd "$dir/hetstencil" | awk '$3 ~ /^\// {print $3}' |
+    grep -vE '/(libc|libm|libstdc\+\+|libgcc_s|libdl|libpthread|librt|libcudart)\.so|/ld-linux' |
+    xargs -r cp -L -t "$dir/lib" || exit 1
+  echo "$dir: $(du -sh "$dir" | cut -f1); on the GPU machine: GPU_CHECK_PREBUILT=$dir tools/gpu-check.sh PARTS (carry $dir)"
+  exit 0
+fi
 # The device tool returns at most 8 files: the logs are written to a folder of
 # their own and archived into $OUT as the script exits (a failed build too), so
 # that a run cut short by the tool's time limit still returns its summary.
 returned=${OUT:-/tmp/hetstencil-gpu-check}
 out=$(mktemp -d /tmp/hetstencil-gpu-check-logs.XXXXXX)
-trap 'tar czf "$returned/logs.tgz" -C "$out" . 2>/dev/null; rm -rf "$out"' EXIT
-parts=${*:-tests consumer sanitize bench tune solves scaling grids repeat stencils processes ranks model accuracy blocked variants throttled team}
+lacking=""
+trap 'tar czf "$returned/logs.tgz" -C "$out" . 2>/dev/null; rm -rf "$out" ${lacking:+"$lacking"}' EXIT
+prebuilt=${GPU_CHECK_PREBUILT:-}
+command_parts="bench tune solves scaling grids repeat stencils processes ranks model accuracy blocked variants throttled team"
+parts=${*:-$([ -n "$prebuilt" ] || echo "tests consumer sanitize ")$command_parts}
 mkdir -p "$returned"
 rm -f "$returned/summary.txt" "$returned/logs.tgz"
 jobs=$(nproc)
 bin=./build-gpu/hetstencil
+if [ -n "$prebuilt" ]; then
+  for part in tests consumer sanitize; do
+    [[ " $parts " == *" $part "* ]] && { echo "gpu-check: $part needs a build here: leave GPU_CHECK_PREBUILT unset"; exit 2; }
+  done
+  bin=$prebuilt/hetstencil
+  [ -x "$bin" ] || { echo "gpu-check: no $bin: make it with tools/gpu-check.sh --prebuild $prebuilt"; exit 2; }
+  lacking=$(mktemp -d /tmp/hetstencil-gpu-check-lib.XXXXXX)
+  paths=()
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/lib; do [ -d $d ] && paths+=("$d"); done
+  [ -n "${LD_LIBRARY_PATH:-}" ] && paths+=("$LD_LIBRARY_PATH")
+  paths+=("$lacking")
+  LD_LIBRARY_PATH=$(IFS=:; echo "${paths[*]}")
+  export LD_LIBRARY_PATH
+  # Three rounds: a library taken from DIR may itself need one this machine lacks.
+  own=$(cd "$prebuilt/lib" && pwd)
+  for round in 1 2 3; do
+    for lib in $(ldd "$bin" | awk '/not found/ {print $1}'); do [ -e "$own/$lib" ] && ln -sf "$own/$lib" "$lacking/$lib"; done
+  done
+  if ldd "$bin" | grep -q "not found"; then
+    ldd "$bin" | grep "not found"
+    echo "gpu-check: $bin needs libraries that neither this machine nor $prebuilt/lib has"
+    exit 1
+  fi
+fi
 gpus=$(nvidia-smi -L | wc -l)
 want() { [[ " $parts " == *" $1 "* ]]; }
 
@@ -83,7 +134,9 @@ step "configure + build (CUDA, sm_90)"
 # objects take most of a build's minutes of device time.
 targets=()
 want tests || want sanitize || want consumer || targets=(--target hetstencil_cli)
-if cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DHETSTENCIL_NATIVE=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure.log" 2>&1 &&
+if [ -n "$prebuilt" ]; then
+  record build "prebuilt: $bin"
+elif cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DHETSTENCIL_NATIVE=ON -DCMAKE_CUDA_ARCHITECTURES=90 >"$out/configure.log" 2>&1 &&
    cmake --build build-gpu -j "$jobs" "${targets[@]}" >"$out/build.log" 2>&1; then
   record build ok
 else
@@ -206,7 +259,9 @@ if want processes; then
         done
       done
     done
-    if [ "$gpus" -ge 2 ]; then
+    if [ "$gpus" -ge 2 ] && [ -n "$prebuilt" ]; then
+      record "GPU ranks (MpiGpuSolve)" "skipped: its tests need a build here"
+    elif [ "$gpus" -ge 2 ]; then
       ctest --test-dir build-gpu -R MpiGpuSolve --output-on-failure >"$out/mpi-gpu.log" 2>&1
       record "GPU ranks (MpiGpuSolve)" "$(grep -E 'tests passed|tests failed' "$out/mpi-gpu.log")"
     fi
