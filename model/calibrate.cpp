@@ -101,7 +101,7 @@ std::optional<LoopTimes> loop_times(const Topology& topology, const DeviceSpec& 
   constexpr double kLongRunSeconds = 0.05;
   constexpr std::int64_t kBatch = 64, kMost = 1024 * kBatch;
   const auto iterations_for = [](double seconds, double pace, std::int64_t least, std::int64_t most) {
-    const double n = pace > 0.0 ? seconds / pace : static_cast<double>(most);
+    const double n = pace > 0.0 ? seconds / pace : static_cast<double>(least);
     const auto count = static_cast<std::int64_t>(std::clamp(n, static_cast<double>(least), static_cast<double>(most)));
     return count >= kBatch ? count / kBatch * kBatch : count;
   };
