@@ -48,6 +48,7 @@ SweepVsCopy time_sweep(int gpu, std::int64_t nx, std::int64_t ny, int repetition
   a.layout = layout;
   a.row_begin = 1;
   a.row_end = ny + 1;
+  a.multiprocessors = cuda::multiprocessors(where);
   a.group_sums = group_sums.get<double>();
   a.group_max = group_max.get<double>();
   r.sweep_s = median_seconds(where, repetitions, stream, [&] {
@@ -96,6 +97,7 @@ GpuLoad::GpuLoad(int gpu, std::vector<int> host_cpus, bool own_core, std::int64_
       a.layout = layout;
       a.row_begin = 1;
       a.row_end = n + 1;
+      a.multiprocessors = cuda::multiprocessors(where);
       while (!impl_->stop.load()) {
         cuda::launch_sweep<float, true, false>(u.get<float>(), v.get<float>(), nullptr, a, stream);
         HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(stream), where);  // waits as a device's host thread does
@@ -155,12 +157,14 @@ std::vector<RateSamples> gpu_rate_samples(int gpu, Precision precision, std::int
     cuda::Stream stream(where);
     const bool tiles = variant.variant != Variant::Sync;
     const int limit = tiles ? cuda::allow_tile_shared_memory<T>(gpu, where) : 0;
+    const int multiprocessors = cuda::multiprocessors(where);
     std::vector<RateSamples> out;
     for (std::int64_t r : rows) {
       cuda::SweepArgs a;
       a.layout = layout;
       a.row_begin = 1;
       a.row_end = r + 1;
+      a.multiprocessors = multiprocessors;
       a.group_sums = group_sums.get<double>();
       a.group_max = group_max.get<double>();
       cuda::TileArgs t;

@@ -83,6 +83,7 @@ class CudaDevice final : public Device {
     } else {
       HETSTENCIL_CUDA_CHECK(rc, context("choosing how the host thread waits"));
     }
+    multiprocessors_ = cuda::multiprocessors(context("counting its SMs"));
   }
 
   ~CudaDevice() override {
@@ -386,6 +387,7 @@ class CudaDevice final : public Device {
     a.layout = layout_;
     a.row_begin = begin;
     a.row_end = end;
+    a.multiprocessors = multiprocessors_;
     const std::int64_t local_spike = job_->spike_row - (rows_.first - 1);
     if (job_->spike_row >= 0 && local_spike >= 1 && local_spike <= rows_.count) {
       a.spike_row = local_spike;
@@ -711,6 +713,7 @@ class CudaDevice final : public Device {
 
   DeviceInfo info_;
   int gpu_;
+  int multiprocessors_ = 0;  // its sweeps walk bands by them (cuda::sweep_band)
   std::vector<int> host_cpus_;
   bool own_core_;
   const StencilJob* job_ = nullptr;

@@ -103,12 +103,14 @@ struct GpuVariantSolver::Impl {
     tiles.ny = problem.ny;
     tiles.spike_row = spike_row;
     tiles.spike_col = spike_col;
+    const int multiprocessors = cuda::multiprocessors(context("counting its SMs"));
     for (std::int64_t done = 0; done < iterations;) {
       if (c.variant == Variant::Sync) {
         cuda::SweepArgs a;
         a.layout = layout;
         a.row_begin = 1;
         a.row_end = problem.ny + 1;
+        a.multiprocessors = multiprocessors;
         a.spike_row = spike_row;
         a.spike_col = spike_col;
         cuda::launch_sweep<T, true, false>(u.get<T>(), v.get<T>(), f, a, stream);

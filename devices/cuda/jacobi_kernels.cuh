@@ -12,19 +12,18 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 
 #include "core/residual.hpp"
 #include "core/stencil_update.hpp"
+#include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/sweep_band.hpp"
 
 namespace hetstencil::cuda {
 
 constexpr int kSegment = 128;       // cells per warp and row; the residual's segment
 constexpr int kWarpsPerBlock = kResidualGroup;  // segments side by side in a block: the residual's group
 constexpr int kThreads = 32 * kWarpsPerBlock;
-// Rows each warp walks down: few enough for many warps and registers to spare,
-// enough that the rows above and below are not read too often (measured on an
-// H200: 4 beats 1, 2, 6, 8, 16 and 32).
-constexpr int kRows = 4;
 
 /// Where a slab lives on the GPU. Column j of slab row r is at
 /// base + r * pitch + offset + j; offset puts column 1 on a 128-byte boundary.
@@ -132,7 +131,16 @@ struct SweepArgs {
   // With the residual, per group of segments: [(row - 1) * groups + group].
   double* group_sums = nullptr;  // the folded squares of every row
   double* group_max = nullptr;   // the largest |rho| of the band, at each of its rows
+  int multiprocessors = 0;       // the GPU's (multiprocessors()): sweep_band
 };
+
+/// The current GPU's multiprocessors, for SweepArgs.
+inline int multiprocessors(const std::string& context) {
+  int gpu = 0, count = 0;
+  HETSTENCIL_CUDA_CHECK(cudaGetDevice(&gpu), context + ": finding its GPU");
+  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, gpu), context + ": counting its SMs");
+  return count;
+}
 
 // Blocks per SM the register budget must allow: more warps hide more memory
 // latency until the registers spill. Measured on an H200 (1 to 6 tried): the
@@ -250,9 +258,8 @@ __global__ void __launch_bounds__(kThreads, min_blocks<T, kResidual>()) sweep_ke
   }
 }
 
-template <class T, bool kWrite, bool kResidual, int kBand = kRows>
-void launch_sweep(const T* u, T* v, const T* h2f, const SweepArgs& a, cudaStream_t stream) {
-  if (a.row_end <= a.row_begin) return;
+template <class T, bool kWrite, bool kResidual, int kBand>
+void launch_band(const T* u, T* v, const T* h2f, const SweepArgs& a, cudaStream_t stream) {
   const std::int64_t bands = (a.row_end - a.row_begin + kBand - 1) / kBand;
   const unsigned blocks = static_cast<unsigned>(a.layout.groups * bands);
   if (h2f) {
@@ -260,6 +267,18 @@ void launch_sweep(const T* u, T* v, const T* h2f, const SweepArgs& a, cudaStream
   } else {
     sweep_kernel<T, kWrite, kResidual, false, kBand><<<blocks, kThreads, 0, stream>>>(u, v, h2f, a);
   }
+}
+
+/// The sweep of a's rows; one with the residual folds bands of kRows rows.
+template <class T, bool kWrite, bool kResidual>
+void launch_sweep(const T* u, T* v, const T* h2f, const SweepArgs& a, cudaStream_t stream) {
+  if (a.row_end <= a.row_begin) return;
+  if constexpr (!kResidual) {
+    if (sweep_band(a.layout.segments, a.row_end - a.row_begin, a.multiprocessors) == 1) {
+      return launch_band<T, kWrite, false, 1>(u, v, h2f, a, stream);
+    }
+  }
+  launch_band<T, kWrite, kResidual, kRows>(u, v, h2f, a, stream);
 }
 
 }  // namespace hetstencil::cuda
