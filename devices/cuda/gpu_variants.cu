@@ -50,6 +50,7 @@ struct GpuVariantSolver::Impl {
   cuda::Event begin, end;
   std::int64_t spike_row = -1, spike_col = -1;
   int shared_limit = 0;  // bytes of shared memory a block may have
+  int multiprocessors = 0;  // the GPU's, for its sweeps' bands
 
   std::string context(const std::string& doing) const {
     return "gpu" + std::to_string(gpu) + " (CUDA device " + std::to_string(gpu) + "): " + doing;
@@ -80,6 +81,7 @@ struct GpuVariantSolver::Impl {
     v = cuda::DeviceMemory(slab_bytes(), context("allocating the next iterate"));
     maxima = cuda::DeviceMemory(2 * sizeof(unsigned long long), context("allocating the error's maxima"));
     shared_limit = cuda::allow_tile_shared_memory<T>(gpu, context("allowing the tile kernels their shared memory"));
+    multiprocessors = cuda::multiprocessors(context("counting its SMs"));
     // The copies above ran on the legacy stream, which the solver's stream does not wait for.
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing its set-up"));
   }
@@ -103,7 +105,6 @@ struct GpuVariantSolver::Impl {
     tiles.ny = problem.ny;
     tiles.spike_row = spike_row;
     tiles.spike_col = spike_col;
-    const int multiprocessors = cuda::multiprocessors(context("counting its SMs"));
     for (std::int64_t done = 0; done < iterations;) {
       if (c.variant == Variant::Sync) {
         cuda::SweepArgs a;

@@ -293,9 +293,8 @@ void launch_stream(const T* u, T* v, const T* h2f, const TileArgs& a, PassRows r
   constexpr int kThreads = 32 * kStreamWarpsPerBlock;
   const std::int64_t strips = (a.layout.nx + W - 2 * S - 1) / (W - 2 * S);
   const std::int64_t strip_blocks = (strips + kStreamWarpsPerBlock - 1) / kStreamWarpsPerBlock;
-  int gpu = 0, sms = 0, per_sm = 0;
-  HETSTENCIL_CUDA_CHECK(cudaGetDevice(&gpu), context + ": finding its GPU");
-  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu), context + ": counting its SMs");
+  const int sms = multiprocessors(context);
+  int per_sm = 0;
   HETSTENCIL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, stream_kernel<T, S>, kThreads, 0),
                         context + ": sizing a blocked pass");
   const std::int64_t band = stream_band(rows.count(), strip_blocks, static_cast<std::int64_t>(sms) * per_sm, S);
