@@ -154,7 +154,11 @@ std::vector<RateSamples> gpu_rate_samples(int gpu, Precision precision, std::int
     cuda::DeviceMemory u(slab, where), v(slab, where), group_sums(sums, where), group_max(sums, where);
     fill_random<T><<<1024, 256>>>(u.get<T>(), slab / sizeof(T));
     HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), where);
-    cuda::Stream stream(where);
+    // The legacy stream: its kernels, launched one by one, leave the process's
+    // later graphs as fast as in a fresh one, where a few on a stream of their
+    // own would not (docs/model.md, "a process's fifth solve"); the loops that
+    // calibration times next run a slab alone as graphs.
+    const cudaStream_t stream = cudaStreamLegacy;
     const bool tiles = variant.variant != Variant::Sync;
     const int limit = tiles ? cuda::allow_tile_shared_memory<T>(gpu, where) : 0;
     const int multiprocessors = cuda::multiprocessors(where);

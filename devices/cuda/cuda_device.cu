@@ -413,30 +413,72 @@ class CudaDevice final : public Device {
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching a sweep"));
   }
 
-  // Queued once the residual sweeps of iterate t are on main_: on the residual
-  // stream, which waits for them, the row sums and maxima, copied to the host;
-  // the check's `copied` event marks their arrival. main_ goes on sweeping.
-  void queue_residual_gather(std::int64_t t) {
+  // The residual of iterate t alone, no new iterate: the last check's.
+  template <class T>
+  void sweep_residual(std::int64_t t, cudaStream_t stream) {
+    cuda::launch_sweep<T, false, true>(owned(buffers_[buffer_of(t)].get<T>()), nullptr, owned(h2f_.get<T>()),
+                                       args(t, 1, rows_.count + 1), stream);
+    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
+  }
+
+  // The row sums and maxima of iterate t's residual sweeps, copied to the host.
+  void queue_row_stats(std::int64_t t, cudaStream_t stream) {
     const std::int64_t n = rows_.count;
     const CheckBuffers& c = check_of(t);
-    HETSTENCIL_CUDA_CHECK(cudaEventRecord(swept_, main_), context("recording the residual sweeps"));
-    HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(check_, swept_, 0), context("ordering the residual after its sweeps"));
     double* stats = c.row_stats.get<double>();
-    row_sums_kernel<<<static_cast<unsigned>((n + 7) / 8), 256, 0, check_>>>(
+    row_sums_kernel<<<static_cast<unsigned>((n + 7) / 8), 256, 0, stream>>>(
         c.group_sums.get<double>(), c.group_max.get<double>(), layout_.groups, n, stats, stats + n);
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the row sums"));
     HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(c.host_row_stats.get(), stats, 2 * static_cast<std::size_t>(n) * sizeof(double),
-                                          cudaMemcpyDeviceToHost, check_),
+                                          cudaMemcpyDeviceToHost, stream),
                           context("copying the residual row sums"));
-    HETSTENCIL_CUDA_CHECK(cudaEventRecord(c.copied, check_), context("recording the residual"));
+  }
+
+  // Queued once the residual sweeps of iterate t are on main_: on the residual
+  // stream, which waits for them, the row stats; the check's `copied` event
+  // marks their arrival. main_ goes on sweeping.
+  void queue_residual_gather(std::int64_t t) {
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(swept_, main_), context("recording the residual sweeps"));
+    HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(check_, swept_, 0), context("ordering the residual after its sweeps"));
+    queue_row_stats(t, check_);
+    HETSTENCIL_CUDA_CHECK(cudaEventRecord(check_of(t).copied, check_), context("recording the residual"));
+  }
+
+  // Joins the check of all devices with iterate t's row stats on the host.
+  CheckOutcome agree_check(Endpoint& port, std::int64_t t) const {
+    const CheckBuffers& c = check_of(t);
+    const double* row_max = c.host_row_stats.get<double>() + rows_.count;
+    return port.check(t, c.host_row_stats.get<double>(), *std::max_element(row_max, row_max + rows_.count));
   }
 
   // Waits for the gathered residual of iterate t and joins the check of all devices.
   CheckOutcome join_check(Endpoint& port, std::int64_t t) {
-    const CheckBuffers& c = check_of(t);
-    HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(c.copied), context("computing the residual"));
-    const double* row_max = c.host_row_stats.get<double>() + rows_.count;
-    return port.check(t, c.host_row_stats.get<double>(), *std::max_element(row_max, row_max + rows_.count));
+    HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(check_of(t).copied), context("computing the residual"));
+    return agree_check(port, t);
+  }
+
+  // A slab alone checks iterate t, sweeping it into iterate t + 1 on the way
+  // when `step`, as one graph on main_: kernels launched one by one on a
+  // stream of their own, a handful of them in a process, make every kernel of
+  // its later graphs slower on an H200 (docs/model.md, "a process's fifth
+  // solve"), and a slab alone launches none. Returns the check's outcome; its
+  // GPU time goes to compute when it sweeps, else to the check.
+  template <class T>
+  CheckOutcome check_alone(Endpoint& port, std::int64_t t, bool step) {
+    const Clock::time_point begin = Clock::now();
+    const double gpu_s = graphs_.run_check(step ? 1 : 0, buffer_of(t), static_cast<int>(t % 2), main_,
+                                           context("checking the residual as a graph"), [&] {
+                                             if (step) {
+                                               sweep<T>(t, 1, rows_.count + 1, true, main_);
+                                             } else {
+                                               sweep_residual<T>(t, main_);
+                                             }
+                                             queue_row_stats(t, main_);
+                                           });
+    const CheckOutcome outcome = agree_check(port, t);
+    if (step) times_.compute_s += gpu_s;
+    times_.check_s += since(begin) - (step ? gpu_s : 0.0);
+    return outcome;
   }
 
   // The interior of the step from iterate t; it needs the edge rows of iterate t.
@@ -465,7 +507,7 @@ class CudaDevice final : public Device {
     if (rows_.count <= 2) times_.compute_s += elapsed(edge_start_[buffer_of(t)], edge_swept_[buffer_of(t)]);
   }
   void time_interior(std::int64_t t) {
-    if (rows_.count <= 2 || t == graphs_.last()) return;
+    if (rows_.count <= 2) return;
     const double n = static_cast<double>(rows_.count);
     times_.compute_s += elapsed(interior_start_[buffer_of(t)], interior_done_[buffer_of(t)]) * n / (n - 2.0);
   }
@@ -607,24 +649,40 @@ class CudaDevice final : public Device {
   }
 
   // Steps t .. t + steps - 1 of a slab without neighbours as one graph on
-  // main_ (graph_steps.hpp), each a sweep of all its rows; the events the
-  // next step waits for are recorded after it.
+  // main_ (graph_steps.hpp), each a sweep of all its rows.
   template <class T>
   void run_graph(Endpoint& port, std::int64_t t, std::int64_t steps) {
     const std::int64_t n = rows_.count;
-    const std::int64_t last = t + steps - 1;
-    HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(main_, edge_done_[buffer_of(t + buffer_count_ - 1)], 0),
-                          context("ordering its iterations after the edge rows"));
-    // Step t - 1 is timed once it is done, unless a graph made it.
-    const bool time_previous = t > 0 && t - 1 != graphs_.last();
-    const double swept = graphs_.run(t, steps, buffer_of(t), main_, context("sweeping its iterations as a graph"),
-                                     [&](std::int64_t s) { sweep<T>(s, 1, n + 1, false, main_); });
-    // Before its events are recorded again for the graph's last step.
-    if (time_previous) time_interior(t - 1);
-    HETSTENCIL_CUDA_CHECK(cudaEventRecord(interior_done_[buffer_of(last)], main_), context("recording its iterations"));
-    HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_done_[buffer_of(last)], main_), context("recording its iterations"));
-    times_.compute_s += swept;
+    times_.compute_s += graphs_.run(t, steps, buffer_of(t), main_, context("sweeping its iterations as a graph"),
+                                    [&](std::int64_t s) { sweep<T>(s, 1, n + 1, false, main_); });
     port.post(t + steps);
+  }
+
+  // A slab without neighbours: everything on main_, as graphs, checks too
+  // (check_alone): nothing waits for another stream, and no kernel is
+  // launched by itself.
+  template <class T>
+  void run_alone(Endpoint& port) {
+    for (std::int64_t t = 0;; ++t) {
+      if (t >= job_->stop.max_iterations) {
+        check_alone<T>(port, t, false);
+        final_t_ = t;
+        break;
+      }
+      if (job_->stop.checks_at(t)) {
+        if (check_alone<T>(port, t, true).stop) {
+          // Its sweep made iterate t + 1, which the solve does not keep.
+          final_t_ = t;
+          break;
+        }
+        port.post(t + 1);
+        continue;
+      }
+      const std::int64_t steps = cuda::GraphSteps::steps_from(job_->stop, t);
+      run_graph<T>(port, t, steps);
+      t += steps - 1;
+    }
+    final_buffer_ = buffer_of(final_t_);
   }
 
   // Per step t -> t + 1: the edge rows first, on a high-priority stream, so that
@@ -640,18 +698,21 @@ class CudaDevice final : public Device {
       return;
     }
     const Clock::time_point start = Clock::now();
+    if (!port.has_neighbour(Side::Top) && !port.has_neighbour(Side::Bottom)) {
+      run_alone<T>(port);
+      HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing the iterations"));
+      times_.total_s = since(start);
+      return;
+    }
     const std::int64_t n = rows_.count;
     const std::int64_t edge_row[2] = {1, n};  // top and bottom; the same row when n == 1
     bool interior_queued = false;               // the interior of step t was queued during the last check
-    const bool alone = !port.has_neighbour(Side::Top) && !port.has_neighbour(Side::Bottom);
 
     for (std::int64_t t = 0;; ++t) {
       if (t >= job_->stop.max_iterations) {
         const Clock::time_point begin = Clock::now();
         HETSTENCIL_CUDA_CHECK(cudaStreamSynchronize(edge_), context("finishing the ghost rows"));
-        cuda::launch_sweep<T, false, true>(owned(buffers_[buffer_of(t)].get<T>()), nullptr, owned(h2f_.get<T>()),
-                                           args(t, 1, n + 1), main_);
-        HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the residual"));
+        sweep_residual<T>(t, main_);
         queue_residual_gather(t);
         join_check(port, t);
         final_t_ = t;
@@ -661,14 +722,6 @@ class CudaDevice final : public Device {
         break;
       }
       const bool check = job_->stop.checks_at(t);
-      if (alone && !check && !interior_queued) {
-        const std::int64_t steps = cuda::GraphSteps::steps_from(job_->stop, t);
-        if (steps >= 2) {
-          run_graph<T>(port, t, steps);
-          t += steps - 1;
-          continue;
-        }
-      }
       HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, interior_done_[buffer_of(t + buffer_count_ - 1)], 0),
                             context("ordering the edge rows after the interior"));
       HETSTENCIL_CUDA_CHECK(cudaEventRecord(edge_start_[buffer_of(t)], edge_), context("recording the edge rows"));

@@ -1,13 +1,15 @@
-// The iterations of a slab without neighbours, between two checks, launched
-// as CUDA graphs: nothing of the host stands between their sweeps, where a
-// small grid's iteration is otherwise mostly launches and waits. One graph per
-// step count and first buffer, captured on its first use.
+// The iterations of a slab without neighbours, between two checks, and its
+// checks, launched as CUDA graphs: nothing of the host stands between their
+// sweeps, where a small grid's iteration is otherwise mostly launches and
+// waits. One graph per step count, first buffer and check buffers, captured on
+// its first use.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "devices/cuda/cuda_check.hpp"
@@ -43,29 +45,43 @@ class GraphSteps {
   template <class QueueStep>
   double run(std::int64_t t, std::int64_t steps, int buffer, cudaStream_t stream, const std::string& context,
              QueueStep&& queue_step) {
-    const auto key = std::make_pair(steps, buffer);
+    const double seconds = launch({steps, buffer, -1}, stream, context, [&] {
+      for (std::int64_t s = t; s < t + steps; ++s) queue_step(s);
+    });
+    last_ = t + steps - 1;
+    return seconds;
+  }
+
+  /// A check of the iterate in buffer `buffer` into the check buffers `check`
+  /// (`queue()` queues its launches and copies), `steps` (0 or 1) the sweeps
+  /// it makes on the way, as one graph on `stream`, waited for. Returns the
+  /// GPU seconds it took.
+  template <class Queue>
+  double run_check(std::int64_t steps, int buffer, int check, cudaStream_t stream, const std::string& context,
+                   Queue&& queue) {
+    return launch({steps, buffer, check}, stream, context, queue);
+  }
+
+  /// The last step a graph of steps made (-1: none), whose sweeps are timed already.
+  std::int64_t last() const { return last_; }
+
+ private:
+  using Key = std::tuple<std::int64_t, int, int>;  // steps, first buffer, check buffers (-1: none)
+
+  template <class Queue>
+  double launch(const Key& key, cudaStream_t stream, const std::string& context, Queue&& queue) {
     auto graph = graphs_.find(key);
-    if (graph == graphs_.end()) {
-      Graph made(stream, context, [&] {
-        for (std::int64_t s = t; s < t + steps; ++s) queue_step(s);
-      });
-      graph = graphs_.emplace(key, std::move(made)).first;
-    }
+    if (graph == graphs_.end()) graph = graphs_.emplace(key, Graph(stream, context, queue)).first;
     HETSTENCIL_CUDA_CHECK(cudaEventRecord(start_, stream), context);
     graph->second.launch(stream, context);
     HETSTENCIL_CUDA_CHECK(cudaEventRecord(done_, stream), context);
     HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(done_), context);
     float ms = 0.0f;
     HETSTENCIL_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, done_), context);
-    last_ = t + steps - 1;
     return 1e-3 * static_cast<double>(ms);
   }
 
-  /// The last step a graph made (-1: none), whose sweeps are timed already.
-  std::int64_t last() const { return last_; }
-
- private:
-  std::map<std::pair<std::int64_t, int>, Graph> graphs_;
+  std::map<Key, Graph> graphs_;
   Event start_;
   Event done_;
   std::int64_t last_ = -1;
