@@ -347,20 +347,80 @@ class CudaStencilSlab final : public CudaStencilRunner {
     HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context(update ? "launching a sweep" : "launching the residual"));
   }
 
+  // The owned units' residual sums and maxima, queued on `stream` after the
+  // sweeps that fold them, copied to the host.
+  void queue_unit_stats(cudaStream_t stream) {
+    const std::int64_t n = rows_.count;
+    cuda::stencil_unit_sums(slab_, segment_sums_.get<double>(), segment_max_.get<double>(), n,
+                            unit_stats_.get<double>(), stream);
+    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the unit sums"));
+    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(host_unit_stats_.get(), unit_stats_.get(), 2 * static_cast<std::size_t>(n) * sizeof(double),
+                                          cudaMemcpyDeviceToHost, stream),
+                          context("copying the residual unit sums"));
+  }
+
+  // Joins the check of all devices with iterate t's unit stats on the host.
+  CheckOutcome agree_check(Endpoint& port, std::int64_t t) const {
+    const std::int64_t n = rows_.count;
+    const double* sums = host_unit_stats_.get<double>();
+    return port.check(t, sums, *std::max_element(sums + n, sums + 2 * n));
+  }
+
   // The owned units' residual sums, gathered on the compute stream once it
   // has the sweeps that fold them, then joined with the other devices'.
   CheckOutcome join_check(Endpoint& port, std::int64_t t) {
-    const std::int64_t n = rows_.count;
-    cuda::stencil_unit_sums(slab_, segment_sums_.get<double>(), segment_max_.get<double>(), n,
-                            unit_stats_.get<double>(), main_);
-    HETSTENCIL_CUDA_CHECK(cudaGetLastError(), context("launching the unit sums"));
-    HETSTENCIL_CUDA_CHECK(cudaMemcpyAsync(host_unit_stats_.get(), unit_stats_.get(), 2 * static_cast<std::size_t>(n) * sizeof(double),
-                                          cudaMemcpyDeviceToHost, main_),
-                          context("copying the residual unit sums"));
+    queue_unit_stats(main_);
     HETSTENCIL_CUDA_CHECK(cudaEventRecord(residual_copied_, main_), context("recording the residual"));
     HETSTENCIL_CUDA_CHECK(cudaEventSynchronize(residual_copied_), context("computing the residual"));
-    const double* sums = host_unit_stats_.get<double>();
-    return port.check(t, sums, *std::max_element(sums + n, sums + 2 * n));
+    return agree_check(port, t);
+  }
+
+  // A slab alone checks iterate t, sweeping it into iterate t + 1 on the way
+  // when `step`, as one graph on main_: kernels launched by themselves on a
+  // stream of their own slow a process's later graphs (docs/model.md, "a
+  // process's fifth solve"). Returns the check's outcome; its GPU time goes
+  // to compute when it sweeps, else to the check.
+  template <class T>
+  CheckOutcome check_alone(Endpoint& port, std::int64_t t, bool step) {
+    const Clock::time_point begin = Clock::now();
+    const std::int64_t first = ghosts_[0], end = ghosts_[0] + rows_.count;
+    const double gpu_s = graphs_.run_check(step ? 1 : 0, static_cast<int>(t % 2), 0, main_,
+                                           context("checking the residual as a graph"), [&] {
+                                             sweep<T>(t, first, end, step, true, main_);
+                                             queue_unit_stats(main_);
+                                           });
+    const CheckOutcome outcome = agree_check(port, t);
+    if (step) times_.compute_s += gpu_s;
+    times_.check_s += since(begin) - (step ? gpu_s : 0.0);
+    return outcome;
+  }
+
+  // A slab without neighbours: everything on main_ as graphs, its checks too;
+  // nothing waits for another stream, and no kernel is launched by itself.
+  template <class T>
+  void run_alone(Endpoint& port) {
+    const std::int64_t first = ghosts_[0], end = ghosts_[0] + rows_.count;
+    for (std::int64_t t = 0;; ++t) {
+      if (t >= job_->stop.max_iterations) {
+        check_alone<T>(port, t, false);
+        final_t_ = t;
+        break;
+      }
+      if (job_->stop.checks_at(t)) {
+        if (check_alone<T>(port, t, true).stop) {
+          // Its sweep made iterate t + 1, which the solve does not keep.
+          final_t_ = t;
+          break;
+        }
+        port.post(t + 1);
+        continue;
+      }
+      const std::int64_t steps = cuda::GraphSteps::steps_from(job_->stop, t);
+      times_.compute_s += graphs_.run(t, steps, static_cast<int>(t % 2), main_, context("sweeping its iterations as a graph"),
+                                      [&](std::int64_t s) { sweep<T>(s, first, end, true, false, main_); });
+      port.post(t + steps);
+      t += steps - 1;
+    }
   }
 
   // The residual of the last iterate t, once its ghost units are in.
@@ -401,10 +461,15 @@ class CudaStencilSlab final : public CudaStencilRunner {
     const std::int64_t first = ghosts_[0], end = ghosts_[0] + n;
     const bool split = n > 2 * r;  // else all units are edges
     const double scale = split ? static_cast<double>(n) / static_cast<double>(n - 2 * r) : 1.0;
-    const bool alone = !port.has_neighbour(Side::Top) && !port.has_neighbour(Side::Bottom);
-    // The sweeps of step s, once done (a graph's are timed already).
+    if (!port.has_neighbour(Side::Top) && !port.has_neighbour(Side::Bottom)) {
+      run_alone<T>(port);
+      HETSTENCIL_CUDA_CHECK(cudaDeviceSynchronize(), context("finishing the iterations"));
+      times_.total_s = since(start);
+      return;
+    }
+    // The sweeps of step s, once done.
     const auto time_step = [&](std::int64_t s) {
-      if (s >= 0 && s != graphs_.last()) times_.compute_s += scale * elapsed(sweep_start_[s % 2], sweep_done_[s % 2]);
+      if (s >= 0) times_.compute_s += scale * elapsed(sweep_start_[s % 2], sweep_done_[s % 2]);
     };
     for (std::int64_t t = 0;; ++t) {
       if (t >= job_->stop.max_iterations) {
@@ -414,20 +479,6 @@ class CudaStencilSlab final : public CudaStencilRunner {
       }
       const bool check = job_->stop.checks_at(t);
       const int parity = static_cast<int>(t % 2);
-      const std::int64_t steps = alone && !check ? cuda::GraphSteps::steps_from(job_->stop, t) : 0;
-      if (steps >= 2) {
-        // Alone: the steps up to the next check as one graph of whole sweeps;
-        // the next step's edges wait for its last sweep.
-        const std::int64_t last = t + steps - 1;
-        const std::int64_t previous = graphs_.last() == t - 1 ? -1 : t - 1;  // timed once done, unless a graph made it
-        times_.compute_s += graphs_.run(t, steps, parity, main_, context("sweeping its iterations as a graph"),
-                                        [&](std::int64_t s) { sweep<T>(s, first, end, true, false, main_); });
-        time_step(previous);  // before its events are recorded again for the graph's last step
-        HETSTENCIL_CUDA_CHECK(cudaEventRecord(sweep_done_[last % 2], main_), context("recording a sweep"));
-        port.post(t + steps);
-        t = last;
-        continue;
-      }
       // The edges of step t overwrite what the interior of step t - 1 read.
       HETSTENCIL_CUDA_CHECK(cudaStreamWaitEvent(edge_, sweep_done_[1 - parity], 0),
                             context("ordering the edge units after the interior"));

@@ -35,7 +35,6 @@ class GraphSteps {
     graphs_.clear();
     start_ = Event(context, true);
     done_ = Event(context, true);
-    last_ = -1;
   }
   void clear() { graphs_.clear(); }
 
@@ -45,11 +44,9 @@ class GraphSteps {
   template <class QueueStep>
   double run(std::int64_t t, std::int64_t steps, int buffer, cudaStream_t stream, const std::string& context,
              QueueStep&& queue_step) {
-    const double seconds = launch({steps, buffer, -1}, stream, context, [&] {
+    return launch({steps, buffer, -1}, stream, context, [&] {
       for (std::int64_t s = t; s < t + steps; ++s) queue_step(s);
     });
-    last_ = t + steps - 1;
-    return seconds;
   }
 
   /// A check of the iterate in buffer `buffer` into the check buffers `check`
@@ -61,9 +58,6 @@ class GraphSteps {
                    Queue&& queue) {
     return launch({steps, buffer, check}, stream, context, queue);
   }
-
-  /// The last step a graph of steps made (-1: none), whose sweeps are timed already.
-  std::int64_t last() const { return last_; }
 
  private:
   using Key = std::tuple<std::int64_t, int, int>;  // steps, first buffer, check buffers (-1: none)
@@ -84,7 +78,6 @@ class GraphSteps {
   std::map<Key, Graph> graphs_;
   Event start_;
   Event done_;
-  std::int64_t last_ = -1;
 };
 
 }  // namespace hetstencil::cuda
