@@ -84,10 +84,9 @@ std::optional<LoopTimes> loop_times(const Topology& topology, const DeviceSpec& 
                                     const VariantChoice& variant, const Budget& budget) {
   const std::unique_ptr<Device> device = device_for(topology, spec);
   const int spins = spin_limit_for(spec.info.threads, topology.hardware_threads());
-  Problem p;
-  p.nx = o.nx;
-  p.ny = rows;
-  p.precision = precision;
+  // Rows of a 2-D stencil, planes of a 3-D one.
+  Problem p = problem_of(o, precision);
+  (o.stencil.dimension == 3 ? p.nz : p.ny) = rows;
   const Plan plan({{0, 1, rows}}, variant);
   const Tuning tuning = tuned_values(o.tuned, spec.info.name, p.stencil, precision);
   const auto run_seconds = [&](std::int64_t iterations) {
@@ -118,6 +117,52 @@ std::optional<LoopTimes> loop_times(const Topology& topology, const DeviceSpec& 
   t.iteration_s = std::max(0.0, (longer_s - shorter_s) / static_cast<double>(longer - shorter));
   t.rest_s = std::max(0.0, shorter_s - static_cast<double>(shorter) * t.iteration_s);
   return t;
+}
+
+// A device's loop figures under `key`, from its curve and check curve: its
+// step (a loop on 4 rows) and, for a GPU, its overhead and what a solve costs
+// once (a loop on `most` rows), as a solve of the device alone runs them.
+void device_loops(const Topology& topology, const DeviceSpec& spec, Precision precision, const CalibrationOptions& o,
+                  std::int64_t most, const std::string& key, const RateCurve& curve,
+                  const std::optional<RateCurve>& check, const VariantChoice& variant, const Budget& budget,
+                  Profile& profile, std::vector<std::string>& skipped) {
+  const bool gpu = spec.info.kind == DeviceKind::Gpu;
+  const std::string what = spec.info.name + " " + to_string(precision) +
+                           (variant.variant == Variant::Sync ? "" : " " + to_string(variant.variant)) +
+                           (is_poisson5(o.stencil) ? "" : " " + o.stencil.name);
+  const auto loop = [&](std::int64_t rows) -> std::optional<LoopTimes> {
+    if (!budget.allows(kLoopSeconds)) return std::nullopt;
+    return loop_times(topology, spec, precision, o, rows, curve.seconds(rows), variant, budget);
+  };
+  // What a solve costs once, but its one residual check (the model's).
+  const auto fixed = [&](const LoopTimes& t, std::int64_t rows) {
+    return std::max(0.0, t.rest_s - (check ? check->seconds(rows) : 0.0));
+  };
+  DeviceProfile& d = entry_of(profile, spec.info);
+  const auto small = loop(4);
+  if (!small) {
+    skipped.push_back(what + " loop");
+    return;
+  }
+  // A CPU device's loop (its barrier, the hand-over) costs what it costs
+  // after any sweep: the part beyond a 4-row sweep. A GPU's host thread
+  // queues the next sweep while the last runs: on 4 rows its loop is the
+  // whole iteration, a floor; on a full slab what shows beyond the sweep
+  // (launch gaps, waits between its streams) is measured there.
+  d.step[key] = gpu ? small->iteration_s : std::max(0.0, small->iteration_s - curve.seconds(4));
+  if (!gpu) {
+    d.fixed[key] = fixed(*small, 4);
+    return;
+  }
+  if (const auto full = loop(most)) {
+    // Signed: alone, its loop launches the iterations between checks as
+    // one graph, which runs its sweeps closer together than a sweep
+    // timed by itself (on an H100, 256^2: 3.1 us an iteration, 7.6 us a sweep).
+    d.overhead[key] = full->iteration_s - curve.seconds(most);
+    d.fixed[key] = fixed(*full, most);
+  } else {
+    skipped.push_back(what + " loop on " + std::to_string(most) + " rows");
+  }
 }
 
 // Set-up and tear-down as a solve makes them: the devices attach a slab and
@@ -222,6 +267,21 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       }
     }
     budget.mark("GPU curves of " + o.stencil.name);
+    // Alone, a GPU runs a stencil's iterations as graphs, faster than its
+    // sweeps timed one by one where the grid is small: its loops, as poisson5's.
+    for (Precision precision : o.precisions) {
+      const std::string key = stencil_rate_key(problem_of(o, precision));
+      for (const DeviceSpec* g : gpus) {
+        const DeviceProfile& d = entry_of(profile, g->info);
+        const auto curve = d.rates.find(key);
+        if (curve == d.rates.end()) continue;
+        const auto check = d.checks.find(key);
+        device_loops(topology, *g, precision, o, most, key, curve->second,
+                     check == d.checks.end() ? std::nullopt : std::optional<RateCurve>(check->second), {}, budget,
+                     profile, out.skipped);
+      }
+    }
+    budget.mark("GPU loops of " + o.stencil.name);
     for (Precision precision : o.precisions) {
       sized_cpu_curves(topology, cpus, {}, precision, o, most, budget, profile, out.skipped);
     }
@@ -278,45 +338,11 @@ Calibration calibrate(const Topology& topology, const std::vector<DeviceSpec>& d
       // A CPU device sweeps plainly in any variant: one loop figure.
       const bool gpu = spec.info.kind == DeviceKind::Gpu;
       for (const VariantChoice& variant : gpu ? swept(o) : std::vector<VariantChoice>{{}}) {
-        auto curve = profile.rate(device_key(spec.info), precision, o.nx, variant);
+        const auto curve = profile.rate(device_key(spec.info), precision, o.nx, variant);
         if (!curve) continue;
-        const std::string what = spec.info.name + " " + to_string(precision) +
-                                 (variant.variant == Variant::Sync ? "" : " " + to_string(variant.variant));
-        const auto loop = [&](std::int64_t rows) -> std::optional<LoopTimes> {
-          if (!budget.allows(kLoopSeconds)) return std::nullopt;
-          return loop_times(topology, spec, precision, o, rows, curve->seconds(rows), variant, budget);
-        };
-        const auto check = profile.check(device_key(spec.info), precision, o.nx, variant);
-        // What a solve costs once, but its one residual check (the model's).
-        const auto fixed = [&](const LoopTimes& t, std::int64_t rows) {
-          return std::max(0.0, t.rest_s - (check ? check->seconds(rows) : 0.0));
-        };
-        DeviceProfile& d = entry_of(profile, spec.info);
-        const std::string key = rate_key(precision, o.nx, variant);
-        const auto small = loop(4);
-        if (!small) {
-          out.skipped.push_back(what + " loop");
-          continue;
-        }
-        // A CPU device's loop (its barrier, the hand-over) costs what it costs
-        // after any sweep: the part beyond a 4-row sweep. A GPU's host thread
-        // queues the next sweep while the last runs: on 4 rows its loop is the
-        // whole iteration, a floor; on a full slab what shows beyond the sweep
-        // (launch gaps, waits between its streams) is measured there.
-        d.step[key] = gpu ? small->iteration_s : std::max(0.0, small->iteration_s - curve->seconds(4));
-        if (!gpu) {
-          d.fixed[key] = fixed(*small, 4);
-          continue;
-        }
-        if (const auto full = loop(most)) {
-          // Signed: alone, its loop launches the iterations between checks as
-          // one graph, which runs its sweeps closer together than a sweep
-          // timed by itself (on an H100, 256^2: 3.1 us an iteration, 7.6 us a sweep).
-          d.overhead[key] = full->iteration_s - curve->seconds(most);
-          d.fixed[key] = fixed(*full, most);
-        } else {
-          out.skipped.push_back(what + " loop on " + std::to_string(most) + " rows");
-        }
+        device_loops(topology, spec, precision, o, most, rate_key(precision, o.nx, variant), *curve,
+                     profile.check(device_key(spec.info), precision, o.nx, variant), variant, budget, profile,
+                     out.skipped);
       }
     }
   }
