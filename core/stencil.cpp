@@ -150,6 +150,28 @@ Stencil Stencil::diffusion(int dimension) {
   return s;
 }
 
+double jacobi_growth(const Stencil& stencil) {
+  if (stencil.variable) return std::nan("");
+  const int steps = stencil.dimension == 3 ? 8 : 16;  // samples of a half axis
+  const double pi = std::acos(-1.0);
+  const int z_steps = stencil.dimension == 3 ? steps : 0;
+  double most = 0.0;
+  for (int kz = -z_steps; kz <= z_steps; ++kz) {
+    for (int ky = -steps; ky <= steps; ++ky) {
+      for (int kx = -steps; kx <= steps; ++kx) {
+        double re = 0.0, im = 0.0;
+        for (const StencilPoint& p : stencil.points) {
+          const double phase = pi * (kx * p.dx + ky * p.dy + kz * p.dz) / steps;
+          re += p.weight * std::cos(phase);
+          im += p.weight * std::sin(phase);
+        }
+        most = std::max(most, std::hypot(re, im));
+      }
+    }
+  }
+  return most / std::fabs(stencil.diagonal);
+}
+
 bool is_poisson5(const Stencil& stencil) {
   Stencil poisson5 = Stencil::builtin("poisson5");
   poisson5.name = stencil.name;  // a description of poisson5 under another name is poisson5

@@ -88,6 +88,23 @@ struct Runtime::Impl {
   std::unique_ptr<ProfileKeeper> profile;
   // The profile serves one plan, prediction or lesson at a time.
   std::mutex modelling;
+  // The constant stencils solved so far, each said to diverge or not once
+  // (say_if_divergent): solved under `solving`.
+  std::vector<Stencil> growth_checked;
+
+  // A constant stencil whose sweeps grow an error mode diverges whatever the
+  // split and the devices: said once a Runtime, before its first solve.
+  void say_if_divergent(const Stencil& stencil) {
+    if (stencil.variable) return;
+    if (std::find(growth_checked.begin(), growth_checked.end(), stencil) != growth_checked.end()) return;
+    growth_checked.push_back(stencil);
+    const double growth = jacobi_growth(stencil);
+    if (growth <= 1.0 + 1e-9) return;
+    log::warn("{}: its Jacobi sweeps diverge: each multiplies the error's fastest-growing mode by up to {:.4f} (the "
+              "largest |sum of w_k e^(i theta.o_k)| / |d|), so the iterate grows without bound and, in enough "
+              "sweeps, overflows",
+              stencil.name, growth);
+  }
 };
 
 std::vector<DeviceInfo> devices_of(const Topology& topology, const RuntimeOptions& options) {
@@ -321,6 +338,7 @@ Result Runtime::solve(const Problem& problem, const Plan& plan, const ProgressCa
     tuning = impl_->profile->tuning_for(problem);
   }
   const std::lock_guard<std::mutex> lock(impl_->solving);
+  impl_->say_if_divergent(problem.stencil);
   ProgressCallback watched;
   if (progress) {
     watched = [self, &progress](const Progress& p) {

@@ -101,6 +101,15 @@ struct HETSTENCIL_API Stencil {
 /// backend has a kernel for and the model has curves of, for now.
 HETSTENCIL_API bool is_poisson5(const Stencil& stencil);
 
+/// The most one Jacobi sweep of a constant stencil multiplies an error mode
+/// e^(i theta.p) by: max over theta in [-pi, pi]^dimension of
+/// |sum_k w_k e^(i theta.o_k)| / |d|, sampled every pi/16 (every pi/8 in 3-D,
+/// theta = 0 and pi included). At most 1, the sweeps do not grow the error on a
+/// large grid (a Laplacian's smooth mode: 1); above 1 they diverge, the
+/// iterate growing without bound. star4's is 1.2835 (its checkerboard mode);
+/// a variable stencil's depends on its coefficients and is not computed (NaN).
+HETSTENCIL_API double jacobi_growth(const Stencil& stencil);
+
 /// The names of the built-in stencils: poisson5, box9 (2-D); poisson7, box27, star4 (3-D).
 HETSTENCIL_API std::vector<std::string> builtin_stencil_names();
 

@@ -273,5 +273,33 @@ TEST(StencilTerms, FusesEachTermAfterTheFirst) {
   EXPECT_EQ(terms.update(row + 1, 0.0f), 3 * std::ldexp(1.0f, -23) / 4);
 }
 
+// The built-in Laplacians keep a smooth mode as it is (their weights sum to
+// the diagonal) and grow none; star4's checkerboard mode lines its alternating
+// weights up, all with one sign, and grows by their sum over the diagonal.
+TEST(JacobiGrowth, LaplaciansGrowNothingAndStar4GrowsItsCheckerboard) {
+  for (const char* name : {"poisson5", "box9", "poisson7", "box27"}) {
+    EXPECT_NEAR(jacobi_growth(Stencil::builtin(name)), 1.0, 1e-12) << name;
+  }
+  const Stencil star4 = Stencil::builtin("star4");
+  double weights = 0.0;
+  for (const StencilPoint& p : star4.points) weights += std::fabs(p.weight);
+  EXPECT_NEAR(jacobi_growth(star4), weights / star4.diagonal, 1e-12);
+  EXPECT_GT(jacobi_growth(star4), 1.0);
+}
+
+// A heavier diagonal damps every mode by as much; a one-sided stencil's modes
+// all keep their size (the symbol's modulus, not its real part); a variable
+// stencil's growth depends on its coefficients.
+TEST(JacobiGrowth, IsTheLargestModulusOfTheSymbolOverTheDiagonal) {
+  Stencil damped = Stencil::builtin("poisson5");
+  damped.diagonal = 2.0 * damped.diagonal;
+  EXPECT_NEAR(jacobi_growth(damped), 0.5, 1e-12);
+  Stencil upwind = Stencil::builtin("poisson5");
+  upwind.points = {{1, 0, 0, 3.0}};
+  upwind.diagonal = -4.0;
+  EXPECT_NEAR(jacobi_growth(upwind), 0.75, 1e-12);
+  EXPECT_TRUE(std::isnan(jacobi_growth(Stencil::diffusion(2))));
+}
+
 }  // namespace
 }  // namespace hetstencil

@@ -1,0 +1,54 @@
+// A solve with a stencil whose Jacobi sweeps diverge says so, once a Runtime;
+// one whose sweeps converge says nothing.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "hetstencil/logging.hpp"
+#include "hetstencil/runtime.hpp"
+#include "tests/test_support.hpp"
+
+namespace hetstencil {
+namespace {
+
+std::vector<std::string> warnings_of_solves(Runtime& runtime, const Problem& p, int solves) {
+  std::vector<std::string> warned;
+  set_log_sink([&](LogLevel level, const std::string& m) {
+    if (level == LogLevel::warn) warned.push_back(m);
+  });
+  for (int k = 0; k < solves; ++k) runtime.solve(p, runtime.even_plan(p));
+  set_log_sink(nullptr);
+  return warned;
+}
+
+// The growth as the warning prints it.
+std::string growth_text(const Stencil& s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4f", jacobi_growth(s));
+  return text;
+}
+
+TEST(Divergence, AStencilWhoseSweepsGrowAModeIsSaidToDivergeOnce) {
+  Runtime runtime(testing_support::cpu_devices(1, 1));
+  const Problem p = testing_support::stencil_problem(Stencil::builtin("star4"), Precision::Double, 12, 12, 12, false, 0, 2);
+  const std::vector<std::string> warned = warnings_of_solves(runtime, p, 2);
+  int said = 0;
+  for (const std::string& m : warned) {
+    if (m.find("star4: its Jacobi sweeps diverge") != std::string::npos &&
+        m.find("by up to " + growth_text(p.stencil)) != std::string::npos) {
+      ++said;
+    }
+  }
+  EXPECT_EQ(said, 1) << (warned.empty() ? "no warning" : warned.front());
+}
+
+TEST(Divergence, AStencilWhoseSweepsConvergeIsNotSaidToDiverge) {
+  Runtime runtime(testing_support::cpu_devices(1, 1));
+  const Problem p = testing_support::stencil_problem(Stencil::builtin("box27"), Precision::Double, 12, 12, 12, false, 0, 2);
+  for (const std::string& m : warnings_of_solves(runtime, p, 1)) EXPECT_EQ(m.find("diverge"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace hetstencil
