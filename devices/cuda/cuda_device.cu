@@ -653,7 +653,9 @@ class CudaDevice final : public Device {
   template <class T>
   void run_graph(Endpoint& port, std::int64_t t, std::int64_t steps) {
     const std::int64_t n = rows_.count;
-    times_.compute_s += graphs_.run(t, steps, buffer_of(t), main_, context("sweeping its iterations as a graph"),
+    const bool last = t + steps == job_->stop.max_iterations;
+    times_.compute_s += graphs_.run(t, steps, buffer_of(t), buffer_count_, last, main_,
+                                    context("sweeping its iterations as a graph"),
                                     [&](std::int64_t s) { sweep<T>(s, 1, n + 1, false, main_); });
     port.post(t + steps);
   }

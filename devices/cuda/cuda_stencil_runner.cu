@@ -416,7 +416,9 @@ class CudaStencilSlab final : public CudaStencilRunner {
         continue;
       }
       const std::int64_t steps = cuda::GraphSteps::steps_from(job_->stop, t);
-      times_.compute_s += graphs_.run(t, steps, static_cast<int>(t % 2), main_, context("sweeping its iterations as a graph"),
+      const bool last = t + steps == job_->stop.max_iterations;
+      times_.compute_s += graphs_.run(t, steps, static_cast<int>(t % 2), 2, last, main_,
+                                      context("sweeping its iterations as a graph"),
                                       [&](std::int64_t s) { sweep<T>(s, first, end, true, false, main_); });
       port.post(t + steps);
       t += steps - 1;
