@@ -10,6 +10,7 @@
 #include "devices/affinity.hpp"
 #include "devices/cuda/cuda_bench.hpp"
 #include "devices/cuda/cuda_check.hpp"
+#include "devices/cuda/alone_steps.hpp"
 #include "devices/cuda/graph_steps.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/cuda_row_mover.hpp"
@@ -648,42 +649,20 @@ class CudaDevice final : public Device {
     for (Completion& fill : fills) fill.wait();
   }
 
-  // Steps t .. t + steps - 1 of a slab without neighbours as one graph on
-  // main_ (graph_steps.hpp), each a sweep of all its rows.
-  template <class T>
-  void run_graph(Endpoint& port, std::int64_t t, std::int64_t steps) {
-    const std::int64_t n = rows_.count;
-    const bool last = t + steps == job_->stop.max_iterations;
-    times_.compute_s += graphs_.run(t, steps, buffer_of(t), buffer_count_, last, main_,
-                                    context("sweeping its iterations as a graph"),
-                                    [&](std::int64_t s) { sweep<T>(s, 1, n + 1, false, main_); });
-    port.post(t + steps);
-  }
-
   // A slab without neighbours: everything on main_, as graphs, checks too
   // (check_alone): nothing waits for another stream, and no kernel is
-  // launched by itself.
+  // launched by itself. Each step sweeps all its rows.
   template <class T>
   void run_alone(Endpoint& port) {
-    for (std::int64_t t = 0;; ++t) {
-      if (t >= job_->stop.max_iterations) {
-        check_alone<T>(port, t, false);
-        final_t_ = t;
-        break;
-      }
-      if (job_->stop.checks_at(t)) {
-        if (check_alone<T>(port, t, true).stop) {
-          // Its sweep made iterate t + 1, which the solve does not keep.
-          final_t_ = t;
-          break;
-        }
-        port.post(t + 1);
-        continue;
-      }
-      const std::int64_t steps = cuda::GraphSteps::steps_from(job_->stop, t);
-      run_graph<T>(port, t, steps);
-      t += steps - 1;
-    }
+    const std::int64_t n = rows_.count;
+    final_t_ = cuda::iterate_alone(
+        job_->stop, [&](std::int64_t t, bool step) { return check_alone<T>(port, t, step).stop; },
+        [&](std::int64_t t, std::int64_t steps, bool last) {
+          times_.compute_s += graphs_.run(t, steps, buffer_of(t), buffer_count_, last, main_,
+                                          context("sweeping its iterations as a graph"),
+                                          [&](std::int64_t s) { sweep<T>(s, 1, n + 1, false, main_); });
+        },
+        [&](std::int64_t t) { port.post(t); });
     final_buffer_ = buffer_of(final_t_);
   }
 

@@ -13,6 +13,7 @@
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/cuda_row_mover.hpp"
 #include "devices/cuda/cuda_stencil_bench.hpp"
+#include "devices/cuda/alone_steps.hpp"
 #include "devices/cuda/graph_steps.hpp"
 #include "devices/cuda/stencil_kernels.cuh"
 #include "devices/transport/transport.hpp"
@@ -400,29 +401,14 @@ class CudaStencilSlab final : public CudaStencilRunner {
   template <class T>
   void run_alone(Endpoint& port) {
     const std::int64_t first = ghosts_[0], end = ghosts_[0] + rows_.count;
-    for (std::int64_t t = 0;; ++t) {
-      if (t >= job_->stop.max_iterations) {
-        check_alone<T>(port, t, false);
-        final_t_ = t;
-        break;
-      }
-      if (job_->stop.checks_at(t)) {
-        if (check_alone<T>(port, t, true).stop) {
-          // Its sweep made iterate t + 1, which the solve does not keep.
-          final_t_ = t;
-          break;
-        }
-        port.post(t + 1);
-        continue;
-      }
-      const std::int64_t steps = cuda::GraphSteps::steps_from(job_->stop, t);
-      const bool last = t + steps == job_->stop.max_iterations;
-      times_.compute_s += graphs_.run(t, steps, static_cast<int>(t % 2), 2, last, main_,
-                                      context("sweeping its iterations as a graph"),
-                                      [&](std::int64_t s) { sweep<T>(s, first, end, true, false, main_); });
-      port.post(t + steps);
-      t += steps - 1;
-    }
+    final_t_ = cuda::iterate_alone(
+        job_->stop, [&](std::int64_t t, bool step) { return check_alone<T>(port, t, step).stop; },
+        [&](std::int64_t t, std::int64_t steps, bool last) {
+          times_.compute_s += graphs_.run(t, steps, static_cast<int>(t % 2), 2, last, main_,
+                                          context("sweeping its iterations as a graph"),
+                                          [&](std::int64_t s) { sweep<T>(s, first, end, true, false, main_); });
+        },
+        [&](std::int64_t t) { port.post(t); });
   }
 
   // The residual of the last iterate t, once its ghost units are in.

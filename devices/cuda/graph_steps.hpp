@@ -15,22 +15,11 @@
 
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/cuda_resources.hpp"
-#include "hetstencil/problem.hpp"
 
 namespace hetstencil::cuda {
 
 class GraphSteps {
  public:
-  /// Steps a graph makes at most: launches cost a few microseconds each, so 64
-  /// make a small grid's loop cost the GPU's time, and the solve still hears
-  /// of its progress every 64 iterations.
-  static constexpr std::int64_t kMostSteps = 64;
-
-  /// Steps from iterate t that one graph may make: up to the next check.
-  static std::int64_t steps_from(const StopRule& stop, std::int64_t t) {
-    return std::min(stop.next_check(t), t + kMostSteps) - t;
-  }
-
   /// Ready for a slab's buffers: the graphs of the last ones are dropped.
   void reset(const std::string& context) {
     graphs_.clear();
