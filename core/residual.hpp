@@ -123,9 +123,17 @@ inline bool tolerance_met(const StopRule& stop, std::int64_t t, const Residual& 
   return stop.uses_tolerance() && t > 0 && std::isfinite(r0.l2) && r.l2 <= stop.tolerance * r0.l2;
 }
 
-/// Whether a solve stops after checking iterate t.
+/// Whether the residual of iterate t is no longer finite, iterate 0's having
+/// been: the iteration diverged (or the iterate overflowed), and no later
+/// iterate meets the tolerance, its values staying infinite or NaN.
+inline bool residual_blew_up(const StopRule& stop, std::int64_t t, const Residual& r, const Residual& r0) {
+  return stop.uses_tolerance() && t > 0 && std::isfinite(r0.l2) && !std::isfinite(r.l2);
+}
+
+/// Whether a solve stops after checking iterate t: its last, one that meets
+/// the tolerance, or one whose residual blew up.
 inline bool stops_after_check(const StopRule& stop, std::int64_t t, const Residual& r, const Residual& r0) {
-  return t >= stop.max_iterations || tolerance_met(stop, t, r, r0);
+  return t >= stop.max_iterations || tolerance_met(stop, t, r, r0) || residual_blew_up(stop, t, r, r0);
 }
 
 }  // namespace hetstencil

@@ -1,6 +1,7 @@
 // A report with the prediction beside it: per device and in total, as a table
 // or as JSON.
 #include <algorithm>
+#include <cmath>
 #include <iterator>
 
 #include <nlohmann/json.hpp>
@@ -132,7 +133,9 @@ std::string format_report(const Report& r) {
   fmt::format_to(put, "{} x {}{} {}: {} iterations in {:.4f} s, {:.3f} GCells/s; set-up {:.4f} s, tear-down {:.4f} s\n",
                  r.nx, r.ny, r.nz > 0 ? " x " + std::to_string(r.nz) : std::string(), to_string(r.precision), r.iterations, r.solve_s, r.gcells_per_s, r.setup_s, r.teardown_s);
   fmt::format_to(put, "residual: l2 {:.6e}, max {:.6e}", r.residual.l2, r.residual.max);
-  if (r.initial_residual.l2 > 0.0) {
+  if (r.initial_residual.l2 > 0.0 && std::isfinite(r.initial_residual.l2) && !std::isfinite(r.residual.l2)) {
+    fmt::format_to(put, " (no longer finite: the iteration diverged; stopped at iteration {})", r.iterations);
+  } else if (r.initial_residual.l2 > 0.0) {
     fmt::format_to(put, " ({:.3e} of the initial l2; {})", r.residual.l2 / r.initial_residual.l2,
                    r.converged ? "tolerance met" : "tolerance not met");
   }

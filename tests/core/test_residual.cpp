@@ -86,6 +86,24 @@ TEST(ResidualOrder, AnInfiniteOrNanNormMeetsNoTolerance) {
   EXPECT_FALSE(tolerance_met(stop, 5, {1e-4, 1e-4}, {nan, nan}));
 }
 
+// A residual that turns infinite or NaN from a finite one stops the solve:
+// no later iterate can meet the tolerance. Without a finite one to start from
+// (below), or without a tolerance, nothing stops early.
+TEST(ResidualOrder, AResidualThatBlowsUpStopsTheSolve) {
+  StopRule stop;
+  stop.max_iterations = 100;
+  stop.tolerance = 1e-3;
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(stops_after_check(stop, 5, {inf, inf}, {1.0, 1.0}));
+  EXPECT_TRUE(stops_after_check(stop, 5, {nan, nan}, {1.0, 1.0}));
+  EXPECT_FALSE(stops_after_check(stop, 5, {2.0, 2.0}, {1.0, 1.0}));
+  EXPECT_FALSE(stops_after_check(stop, 5, {inf, inf}, {inf, inf}));
+  EXPECT_FALSE(stops_after_check(stop, 0, {inf, inf}, {inf, inf}));
+  stop.tolerance = 0.0;
+  EXPECT_FALSE(stops_after_check(stop, 5, {inf, inf}, {1.0, 1.0}));
+}
+
 TEST(ResidualOrder, AFloatGridWhoseSquaresOverflowRunsToItsIterationLimit) {
   Problem p;
   p.nx = 40;

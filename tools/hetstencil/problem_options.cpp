@@ -81,7 +81,7 @@ void add_problem_options(CLI::App* command, ProblemOptions& o) {
       ->capture_default_str();
   command->add_option("--iters", o.iterations, "iterations to run; with --tol, the most to run")
       ->transform(integer_in(0))->capture_default_str();
-  command->add_option("--tol", o.tolerance, "stop once the residual's l2 norm is below TOL times its initial value")
+  command->add_option("--tol", o.tolerance, "stop once the residual's l2 norm is below TOL times its initial value, or is no longer finite (the iteration diverged)")
       ->transform(positive_number());
   command->add_option("--check-every", o.check_every, "iterations between residual checks with --tol")
       ->transform(integer_in(1))->capture_default_str();
