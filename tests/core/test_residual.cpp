@@ -73,12 +73,18 @@ TEST(ResidualOrder, SquaresInTheProblemsPrecisionSegmentsInGroups) {
   EXPECT_NEAR(r.sum_sq, wide.sum_sq, 1e-6 * wide.sum_sq);
 }
 
-TEST(ResidualOrder, AnInfiniteOrNanNormMeetsNoTolerance) {
+constexpr double inf = std::numeric_limits<double>::infinity();
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+StopRule with_tolerance() {
   StopRule stop;
   stop.max_iterations = 100;
   stop.tolerance = 1e-3;
-  const double inf = std::numeric_limits<double>::infinity();
-  const double nan = std::numeric_limits<double>::quiet_NaN();
+  return stop;
+}
+
+TEST(ResidualOrder, AnInfiniteOrNanNormMeetsNoTolerance) {
+  const StopRule stop = with_tolerance();
   EXPECT_TRUE(tolerance_met(stop, 5, {1e-4, 1e-4}, {1.0, 1.0}));
   EXPECT_FALSE(tolerance_met(stop, 5, {inf, inf}, {inf, inf}));
   EXPECT_FALSE(tolerance_met(stop, 5, {1e-4, 1e-4}, {inf, inf}));
@@ -90,11 +96,7 @@ TEST(ResidualOrder, AnInfiniteOrNanNormMeetsNoTolerance) {
 // no later iterate can meet the tolerance. Without a finite one to start from
 // (below), or without a tolerance, nothing stops early.
 TEST(ResidualOrder, AResidualThatBlowsUpStopsTheSolve) {
-  StopRule stop;
-  stop.max_iterations = 100;
-  stop.tolerance = 1e-3;
-  const double inf = std::numeric_limits<double>::infinity();
-  const double nan = std::numeric_limits<double>::quiet_NaN();
+  StopRule stop = with_tolerance();
   EXPECT_TRUE(stops_after_check(stop, 5, {inf, inf}, {1.0, 1.0}));
   EXPECT_TRUE(stops_after_check(stop, 5, {nan, nan}, {1.0, 1.0}));
   EXPECT_FALSE(stops_after_check(stop, 5, {2.0, 2.0}, {1.0, 1.0}));
