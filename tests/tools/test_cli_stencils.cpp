@@ -2,10 +2,12 @@
 // reference through solve --reference, the stencils command, and their messages.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "hetstencil/stencil.hpp"
 #include "tests/tools/cli_runner.hpp"
 
 namespace hetstencil {
@@ -37,6 +39,20 @@ TEST(CliStencils, ShowsOneWithItsRadiusAndPoints) {
   ASSERT_EQ(file.exit_code, 0) << file.err;
   EXPECT_TRUE(has(file.out, "\"schema\": \"hetstencil-stencil\"")) << file.out;
   EXPECT_TRUE(has(file.out, "\"name\": \"cross9\"")) << file.out;
+}
+
+// How much a sweep may grow the error, and what that means for Jacobi.
+TEST(CliStencils, SaysWhetherItsJacobiSweepsDiverge) {
+  const auto star4 = run("stencils star4");
+  ASSERT_EQ(star4.exit_code, 0) << star4.err;
+  char growth[32];
+  std::snprintf(growth, sizeof growth, "%.4f", jacobi_growth(Stencil::builtin("star4")));
+  EXPECT_TRUE(has(star4.out, std::string("Jacobi: a sweep multiplies an error mode by up to ") + growth +
+                                 ": its sweeps diverge"))
+      << star4.out;
+  const auto box9 = run("stencils box9");
+  ASSERT_EQ(box9.exit_code, 0) << box9.err;
+  EXPECT_TRUE(has(box9.out, "by up to 1.0000: its sweeps do not grow the error")) << box9.out;
 }
 
 TEST(CliStencils, ABadFileIsRefusedNamingTheFileAndTheField) {
