@@ -123,8 +123,8 @@ inline bool tolerance_met(const StopRule& stop, std::int64_t t, const Residual& 
   return stop.uses_tolerance() && t > 0 && std::isfinite(r0.l2) && r.l2 <= stop.tolerance * r0.l2;
 }
 
-/// Whether the residual of iterate t is no longer finite, iterate 0's having
-/// been: the iteration diverged (or the iterate overflowed), and no later
+/// Whether the residual of iterate t is infinite or NaN while iterate 0's is
+/// finite: the iteration diverged (or the iterate overflowed), and no later
 /// iterate meets the tolerance, its values staying infinite or NaN.
 inline bool residual_blew_up(const StopRule& stop, std::int64_t t, const Residual& r, const Residual& r0) {
   return stop.uses_tolerance() && t > 0 && std::isfinite(r0.l2) && !std::isfinite(r.l2);

@@ -99,7 +99,7 @@ struct Runtime::Impl {
     if (std::find(growth_checked.begin(), growth_checked.end(), stencil) != growth_checked.end()) return;
     growth_checked.push_back(stencil);
     const double growth = jacobi_growth(stencil);
-    if (growth <= 1.0 + 1e-9) return;
+    if (!sweeps_diverge(growth)) return;
     log::warn("{}: its Jacobi sweeps diverge: each multiplies the error's fastest-growing mode by up to {:.4f} (the "
               "largest |sum of w_k e^(i theta.o_k)| / |d|), so the iterate grows without bound and, in enough "
               "sweeps, overflows",

@@ -122,8 +122,8 @@ struct HETSTENCIL_API Boundary {
 /// When to stop. Iterations always stop at max_iterations. With a tolerance > 0
 /// the residual is checked every check_every iterations, and the solve stops at
 /// the first check where ||f - A u||_2 <= tolerance * ||f - A u_0||_2, or where
-/// that norm, finite at u_0, no longer is (the iteration diverged: no later
-/// iterate would meet the tolerance).
+/// that norm is infinite or NaN while u_0's is finite (the iteration diverged:
+/// no later iterate would meet the tolerance).
 struct StopRule {
   std::int64_t max_iterations = 1000;  ///< the most iterations (all of them without a tolerance)
   double tolerance = 0.0;              ///< relative residual to stop at; 0: none

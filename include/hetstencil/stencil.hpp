@@ -110,6 +110,10 @@ HETSTENCIL_API bool is_poisson5(const Stencil& stencil);
 /// a variable stencil's depends on its coefficients and is not computed (NaN).
 HETSTENCIL_API double jacobi_growth(const Stencil& stencil);
 
+/// Whether a growth from jacobi_growth() means the sweeps diverge: above 1, by
+/// more than the rounding of a Laplacian's exact 1.
+inline bool sweeps_diverge(double growth) { return growth > 1.0 + 1e-9; }
+
 /// The names of the built-in stencils: poisson5, box9 (2-D); poisson7, box27, star4 (3-D).
 HETSTENCIL_API std::vector<std::string> builtin_stencil_names();
 

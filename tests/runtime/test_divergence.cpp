@@ -1,6 +1,6 @@
 // A solve with a stencil whose Jacobi sweeps diverge says so, once a Runtime;
 // one whose sweeps converge says nothing; a diverging solve with a tolerance
-// stops once its residual is no longer finite.
+// stops at the first check whose residual is infinite or NaN.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,7 +55,7 @@ TEST(Divergence, AStencilWhoseSweepsConvergeIsNotSaidToDiverge) {
 }
 
 // With a tolerance, a diverging solve stops at the first check whose residual
-// is no longer finite, on the devices as in the reference, bit for bit, and
+// is infinite or NaN, on the devices as in the reference, bit for bit, and
 // its report says so.
 TEST(Divergence, ADivergingSolveStopsWhereItsResidualIsNoLongerFinite) {
   Runtime runtime(testing_support::cpu_devices(2, 1));

@@ -62,7 +62,7 @@ int run_stencils(const StencilsOptions& o) {
   if (!s.variable) {
     const double growth = jacobi_growth(s);
     fmt::print("Jacobi: a sweep multiplies an error mode by up to {:.4f}: {}\n", growth,
-               growth > 1.0 + 1e-9 ? "its sweeps diverge" : "its sweeps do not grow the error");
+               sweeps_diverge(growth) ? "its sweeps diverge" : "its sweeps do not grow the error");
   }
   return 0;
 }
