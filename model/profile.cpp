@@ -564,14 +564,20 @@ StencilModel model_for_stencil(const Profile& named, const Problem& problem) {
     if (gpu) {
       if (const auto o = stored.overhead.find(best->first); o != stored.overhead.end()) d.overhead[as] = o->second;
     }
+    if (from.stencil == problem.stencil) {
+      estimates.push_back(fmt::format("{}'s from its own {}, at as many cells", name, best->first));
+      continue;
+    }
     const std::string by = line  ? fmt::format("the time per cell of {} in their points", fmt::join(line->through, ", "))
                            : gpu ? "the grids a cell reads"
                                  : "cell cost";
     estimates.push_back(fmt::format("{}'s from {} {}, scaled by {}", name, from.stencil.name, best->first, by));
   }
   if (!estimates.empty()) {
-    out.estimated = fmt::format("{} not measured: estimated by time per cell ({})",
-                                problem.stencil.name, fmt::join(estimates, ", "));
+    const std::string width = problem.dimension() == 3 ? fmt::format("planes of {}x{}", problem.nx, problem.ny)
+                                                       : fmt::format("rows of {}", problem.nx);
+    out.estimated = fmt::format("{} not measured on {}: estimated by time per cell ({})", problem.stencil.name, width,
+                                fmt::join(estimates, ", "));
   }
   return out;
 }

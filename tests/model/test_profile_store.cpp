@@ -514,6 +514,24 @@ TEST(StencilModel, AStencilIsEstimatedOnTheLineThroughTheMeasuredOnesOfItsDimens
       << falling.estimated;
 }
 
+// Measured at another width only, a stencil is its own source: read at as
+// many cells, not scaled, and the note says so.
+TEST(StencilModel, AStencilMeasuredAtAnotherWidthIsEstimatedFromItsOwnCurve) {
+  Profile profile = cpu_profile();
+  DeviceProfile& cpu = profile.devices.at("cpu0");
+  cpu.rates["star4/double/16x16"] = RateCurve({{4, 18e-6}, {64, 270e-6}, {256, 1150e-6}});
+  cpu.rates["box27/double/32x32"] = RateCurve({{4, 20e-6}, {64, 260e-6}});
+  const StencilModel m = model_for_stencil(profile, problem_of("star4", 32, 32, 16));
+  EXPECT_NE(m.estimated.find("star4 not measured on planes of 32x32: estimated"), std::string::npos) << m.estimated;
+  EXPECT_NE(m.estimated.find("cpu0's from its own star4/double/16x16, at as many cells"), std::string::npos)
+      << m.estimated;
+  EXPECT_EQ(m.estimated.find("scaled by"), std::string::npos) << m.estimated;
+  const auto rate = m.profile.rate("cpu0", Precision::Double, 1024);
+  ASSERT_TRUE(rate);
+  // 16 planes of 32 x 32 are the cells of 64 planes of 16 x 16.
+  EXPECT_DOUBLE_EQ(rate->seconds(16), cpu.rates.at("star4/double/16x16").seconds(64));
+}
+
 // The line is a least-squares fit over the stencils, each counted once (its
 // mean over the widths it was measured at); one that would price no points
 // below zero is no line.
