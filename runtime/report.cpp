@@ -115,11 +115,15 @@ std::string format_report(const Report& r) {
   }
   const double measured = iteration_s(r);
   if (const auto predicted = predicted_iteration_s(r)) {
+    // The set-up beside the run: on a guest that gives freed memory back, its
+    // first touches can take many times their prediction (docs/model.md,
+    // "Set-up: first touches").
     fmt::format_to(put,
                    "predicted {:.4f} ms an iteration, measured {:.4f} ms ({:+.1f}%); the run predicted {:.4f} s, "
-                   "measured {:.4f} s ({:+.1f}%)\n",
+                   "measured {:.4f} s ({:+.1f}%), its set-up {:.4f} s against {:.4f}\n",
                    *predicted * 1e3, measured * 1e3, error_percent(*predicted, measured), r.predicted->total_s,
-                   measured_total(r), error_percent(r.predicted->total_s, measured_total(r)));
+                   measured_total(r), error_percent(r.predicted->total_s, measured_total(r)), r.predicted->setup_s,
+                   r.setup_s);
     if (const auto uncached = uncached_iteration_s(r)) {
       fmt::format_to(put,
                      "a CPU slab fits a cache in its curve: at the pace past it (where other programs or guests share "
