@@ -236,9 +236,32 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
       for (int i = 0; i < vector; ++i) cells.push_back({k, i, c});
     }
   }
-  auto whole = [&](const Load& l) { return vector > 1 && l.dx == 0; };
+  // Groups of `vector` values beside a group's own cells that one aligned
+  // vector load brings in instead of one load a value: those whose values all
+  // lie within the stencil's reach along the line (nothing read beyond what
+  // the one-by-one loads read) and of which the thread reads two or more.
+  // The first value of the aligned vector that holds the value dx along the line.
+  auto group_of = [&](int dx) { return (dx >= 0 ? dx / vector : -((vector - 1 - dx) / vector)) * vector; };
+  std::set<Load> halo_groups;
+  if (shape.halo && vector > 1) {
+    std::map<Load, int> read;
+    std::set<Position> positions;
+    for (const Cell& cell : cells) {
+      for (const Term& t : terms) positions.insert(Position{cell.k, cell.i + t.dx, cell.c + t.row});
+    }
+    for (const Position& p : positions) {
+      const int base = group_of(p.dx);
+      if (base != 0 && base >= -radius && base + vector - 1 <= vector - 1 + radius) ++read[Load{p.column, p.row, base}];
+    }
+    for (const auto& [l, n] : read) {
+      if (n >= 2) halo_groups.insert(l);
+    }
+  }
+  auto whole = [&](const Load& l) { return vector > 1 && (l.dx == 0 || halo_groups.count(l) > 0); };
   auto load_of = [&](const Position& p) {
-    return Load{p.column, p.row, vector > 1 && p.dx >= 0 && p.dx < vector ? 0 : p.dx};
+    if (vector > 1 && p.dx >= 0 && p.dx < vector) return Load{p.column, p.row, 0};
+    const Load group{p.column, p.row, group_of(p.dx)};
+    return halo_groups.count(group) > 0 ? group : Load{p.column, p.row, p.dx};
   };
   std::map<Load, Reach> reach;
   for (const Cell& cell : cells) {
@@ -255,7 +278,7 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
   auto filled = [&](const Load& l) {
     std::vector<Position> out;
     if (!whole(l)) return std::vector<Position>{{l.column, l.dx, l.row}};
-    for (int i = 0; i < vector; ++i) out.push_back({l.column, i, l.row});
+    for (int i = 0; i < vector; ++i) out.push_back({l.column, l.dx + i, l.row});
     return out;
   };
   auto address = [&](int march, const Load& l) {

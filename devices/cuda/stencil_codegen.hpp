@@ -34,6 +34,9 @@ struct SweepShape {
   /// lines (0: none): more bytes in flight than its registers hold, where too
   /// few warps fit an SM to hide the memory's latency with their loads alone.
   int ahead = 0;
+  /// Register kernel: the values beside a group along the line loaded as
+  /// aligned vectors where the stencil reaches a whole vector of them.
+  bool halo = false;
 
   /// The shape used unless tuned. Measured on an H100 (bench stencils and
   /// the tuner, float and double, 16384^2 and 512^3; docs/stencils.md): in
@@ -44,7 +47,7 @@ struct SweepShape {
 
   bool operator==(const SweepShape& o) const {
     return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units && shared == o.shared &&
-           vector == o.vector && ahead == o.ahead;
+           vector == o.vector && ahead == o.ahead && halo == o.halo;
   }
 };
 

@@ -18,7 +18,8 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
                               {"columns", {1, 2, 4}, d.columns, false, generated},
                               {"units", {4, 8, 16, 32, 64, 128}, d.units, false, generated},
                               {"vector", {1, 2, kMostVectorCells}, d.vector, false, in_registers},
-                              {"ahead", {0, 2}, d.ahead, false, generated}};
+                              {"ahead", {0, 2}, d.ahead, false, generated},
+                              {"halo", {0, 1}, d.halo ? 1 : 0, false, in_registers}};
   if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines, false, generated});
   return out;
 }
@@ -40,6 +41,7 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   c.shape.units = value("units");
   c.shape.vector = value("vector");
   c.shape.ahead = value("ahead");
+  c.shape.halo = value("halo") == 1;
   if (job.stencil.dimension == 3) c.shape.lines = value("lines");
   return c;
 }

@@ -49,6 +49,8 @@ std::vector<SweepShape> shapes(const Stencil& s) {
           SweepShape{2, 2, 1, 3, false, 4},
           SweepShape{4, 1, 4, 6, false, 2, 2},
           SweepShape{1, 3, 2, 5, false, 4},
+          SweepShape{2, 2, 1, 3, false, 4, 0, true},
+          SweepShape{1, 1, 3, 5, false, 2, 2, true},
           shared,
           SweepShape{8, 3, 1, 7, true},
           SweepShape{2, 2, 2, 9, true, 1, 4},
@@ -184,7 +186,7 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape, bool grid
     }
   }
   EXPECT_EQ(wrong, 0) << s.name << " warps " << shape.warps << " columns " << shape.columns << " lines " << shape.lines
-                      << " units " << shape.units << " vector " << shape.vector << (shape.shared ? " shared" : "")
+                      << " units " << shape.units << " vector " << shape.vector << (shape.shared ? " shared" : "") << (shape.halo ? " halo" : "")
                       << (grid_source ? " grid source" : " spike") << " nx " << nx << ": first at value " << first_wrong;
 }
 
