@@ -18,8 +18,9 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
                               {"columns", {1, 2, 4}, d.columns, false, generated},
                               {"units", {4, 8, 16, 32, 64, 128}, d.units, false, generated},
                               {"vector", {1, 2, kMostVectorCells}, d.vector, false, in_registers},
-                              {"ahead", {0, 2}, d.ahead, false, generated},
-                              {"halo", {0, 1}, d.halo ? 1 : 0, false, in_registers}};
+                              {"ahead", {0, 2}, d.ahead, false, generated}};
+  // A vector of values beside a group lies within the stencil's reach from radius 2.
+  if (job.stencil.radius() >= 2) out.push_back({"halo", {0, 1}, d.halo ? 1 : 0, false, in_registers});
   if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines, false, generated});
   return out;
 }

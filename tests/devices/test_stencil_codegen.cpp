@@ -5,6 +5,7 @@
 // damaged one compiled again.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "devices/cuda/runtime_kernel.hpp"
 #include "devices/cuda/stencil_codegen.hpp"
 #include "devices/cuda/stencil_kernels.cuh"
+#include "devices/cuda/stencil_tuning.hpp"
 #include "hetstencil/error.hpp"
 #include "tests/test_support.hpp"
 
@@ -117,6 +119,51 @@ TEST(StencilCodegen, GroupsOfOtherThanOneTwoOrFourCellsAreRefused) {
       EXPECT_NE(std::string(e.what()).find("a group of " + std::to_string(cells) + " cells"), std::string::npos) << e.what();
     }
   }
+}
+
+// Loads in the source of a register kernel: of one value, and of a group's vector.
+std::pair<int, int> loads_in(const std::string& source) {
+  int one = 0, vectors = 0;
+  for (std::size_t at = source.find("__ldg(p + "); at != std::string::npos; at = source.find("__ldg(p + ", at + 1)) ++one;
+  for (std::size_t at = source.find("cells_load(p + "); at != std::string::npos; at = source.find("cells_load(p + ", at + 1)) {
+    ++vectors;
+  }
+  return {one, vectors};
+}
+
+TEST(StencilCodegen, ValuesBesideAGroupWithinTheReachAreLoadedAsVectorsWhereAsked) {
+  const Stencil star4 = Stencil::builtin("star4");
+  SweepShape shape = SweepShape::default_for(star4, Precision::Float);
+  shape.shared = false;
+  shape.vector = 4;
+  const auto [one, vectors] = loads_in(cuda::sweep_kernel_source(star4, Precision::Float, shape));
+  shape.halo = true;
+  const auto [one_halo, vectors_halo] = loads_in(cuda::sweep_kernel_source(star4, Precision::Float, shape));
+  // Each line's 8 values beside its group, at the march's first step and in
+  // its loop: 2 vectors instead of 8 values.
+  const int beside = 2 * shape.lines;
+  EXPECT_EQ(one - one_halo, 8 * beside);
+  EXPECT_EQ(vectors_halo - vectors, 2 * beside);
+  // Radius 1: no vector of values beside a group lies within the reach.
+  const Stencil box27 = Stencil::builtin("box27");
+  SweepShape box = SweepShape::default_for(box27, Precision::Float);
+  box.halo = true;
+  EXPECT_EQ(loads_in(cuda::sweep_kernel_source(box27, Precision::Float, box)),
+            loads_in(cuda::sweep_kernel_source(box27, Precision::Float, SweepShape::default_for(box27, Precision::Float))));
+}
+
+TEST(StencilCodegen, VectorsBesideAGroupAreTunedFromRadiusTwo) {
+  StencilJob job;
+  job.poisson5 = false;
+  job.precision = Precision::Float;
+  const auto tuned = [&](const char* stencil) {
+    job.stencil = Stencil::builtin(stencil);
+    const std::vector<Tunable> tunables = cuda::stencil_tunables(job);
+    return std::any_of(tunables.begin(), tunables.end(), [](const Tunable& t) { return t.name == "halo"; });
+  };
+  EXPECT_TRUE(tuned("star4"));
+  EXPECT_FALSE(tuned("box27"));
+  EXPECT_FALSE(tuned("box9"));
 }
 
 TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
