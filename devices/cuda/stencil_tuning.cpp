@@ -4,6 +4,13 @@
 #include <string>
 
 namespace hetstencil::cuda {
+namespace {
+
+// Whether a vector of values beside a group can lie within the stencil's
+// reach (SweepShape::halo): from radius 2.
+bool halo_tuned(const Stencil& stencil) { return stencil.radius() >= 2; }
+
+}  // namespace
 
 std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   // A variable stencil's sweep reads its coefficient grids: one kernel, coefficient_kernels.cuh.
@@ -19,9 +26,8 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
                               {"units", {4, 8, 16, 32, 64, 128}, d.units, false, generated},
                               {"vector", {1, 2, kMostVectorCells}, d.vector, false, in_registers},
                               {"ahead", {0, 2}, d.ahead, false, generated}};
-  // A vector of values beside a group lies within the stencil's reach from radius 2.
-  if (job.stencil.radius() >= 2) out.push_back({"halo", {0, 1}, d.halo ? 1 : 0, false, in_registers});
-  if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines, false, generated});
+  if (halo_tuned(job.stencil)) out.push_back({"halo", {0, 1}, d.halo ? 1 : 0, false, in_registers});
+  if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4, 8}, d.lines, false, generated});
   return out;
 }
 
@@ -42,7 +48,7 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   c.shape.units = value("units");
   c.shape.vector = value("vector");
   c.shape.ahead = value("ahead");
-  c.shape.halo = value("halo") == 1;
+  if (halo_tuned(job.stencil)) c.shape.halo = value("halo") == 1;
   if (job.stencil.dimension == 3) c.shape.lines = value("lines");
   return c;
 }

@@ -164,6 +164,14 @@ TEST(StencilCodegen, VectorsBesideAGroupAreTunedFromRadiusTwo) {
   EXPECT_TRUE(tuned("star4"));
   EXPECT_FALSE(tuned("box27"));
   EXPECT_FALSE(tuned("box9"));
+  for (const char* stencil : {"star4", "box27"}) {
+    job.stencil = Stencil::builtin(stencil);
+    job.tuning = {};
+    EXPECT_FALSE(cuda::sweep_choice("gpu0", job).shape.halo) << stencil;
+  }
+  job.stencil = Stencil::builtin("star4");
+  job.tuning = {{"halo", 1}};
+  EXPECT_TRUE(cuda::sweep_choice("gpu0", job).shape.halo);
 }
 
 TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
