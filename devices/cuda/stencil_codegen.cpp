@@ -646,11 +646,25 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision) 
     // (radius 2) 0.93 against 0.86 in double, 0.54 against 0.52 in float;
     // radius 1 is as fast or faster from registers.
     s.shared = stencil.radius() >= 3 && precision == Precision::Double;
+    // From registers, marches of 8 planes, and 2 planes asked of L2 ahead
+    // but for a stencil of poisson7's six points or fewer in float (a kernel
+    // whose few values leave an SM many warps to hide the memory's latency
+    // with): on an H200, 512^3, against 32 planes and none, box27 0.94 / 0.92
+    // of the time (float / double), star4 float 0.93, star2_3d 0.91 / 0.93,
+    // poisson7 double 0.93; poisson7 float 0.99-1.02 with 8 planes, 1.01-1.03
+    // also ahead. The tiled kernel's 32 planes were its fastest there (star4
+    // double 1.04 with 16, 1.29-1.38 ahead).
+    if (!s.shared) {
+      s.units = 8;
+      s.ahead = stencil.points.size() > 6 || precision == Precision::Double ? 2 : 0;
+    }
   } else {
     s.warps = 2;
     s.columns = 2;
     s.lines = 1;
-    s.units = 16;
+    // On an H200 at 16384^2, against 16 rows: box9 0.94 / 0.92 of the time
+    // (float / double), cross9 0.97 / 0.91.
+    s.units = 4;
   }
   // Groups of 16 bytes (a float4, a double2), half that from radius 2 in 3-D,
   // where a thread's lines already keep many values in registers: what swept

@@ -38,11 +38,13 @@ struct SweepShape {
   /// aligned vectors where the stencil reaches a whole vector of them.
   bool halo = false;
 
-  /// The shape used unless tuned. Measured on an H100 (bench stencils and
-  /// the tuner, float and double, 16384^2 and 512^3; docs/stencils.md): in
-  /// 2-D, 2 warps of 2 columns over 16 rows; in 3-D, 4 warps of 4 lines over
-  /// 32 planes, tiled in shared memory where the radius is 3 or more in double;
-  /// groups of 16 bytes of cells (half that from radius 2 in 3-D).
+  /// The shape used unless tuned. Measured on an H100 and an H200 (bench
+  /// stencils and the tuner, float and double, 16384^2 and 512^3;
+  /// docs/stencils.md): in 2-D, 2 warps of 2 columns over 4 rows; in 3-D, 4
+  /// warps of 4 lines, tiled in shared memory over 32 planes where the radius
+  /// is 3 or more in double, else from registers over 8 planes, 2 planes
+  /// asked of L2 ahead but for poisson7-like stencils in float; groups of 16
+  /// bytes of cells (half that from radius 2 in 3-D).
   static SweepShape default_for(const Stencil& stencil, Precision precision);
 
   bool operator==(const SweepShape& o) const {

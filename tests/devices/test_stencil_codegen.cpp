@@ -108,6 +108,24 @@ TEST(StencilCodegen, AKernelTilesInSharedMemoryWhereAskedAndItsRingFits) {
   EXPECT_FALSE(cuda::tiled_in_shared(star4, Precision::Float, SweepShape::default_for(star4, Precision::Float)));
 }
 
+TEST(StencilCodegen, ByDefaultRegisterSweepsMarchShortAndAskL2AheadButForSmallStencilsInFloat) {
+  for (Precision precision : {Precision::Float, Precision::Double}) {
+    for (const char* name : {"box27", "star4", "poisson7"}) {
+      const SweepShape shape = SweepShape::default_for(Stencil::builtin(name), precision);
+      if (shape.shared) continue;
+      EXPECT_EQ(shape.units, 8) << name;
+      const bool small = std::string(name) == "poisson7" && precision == Precision::Float;
+      EXPECT_EQ(shape.ahead, small ? 0 : 2) << name << " " << to_string(precision);
+    }
+    EXPECT_EQ(SweepShape::default_for(Stencil::builtin("box9"), precision).units, 4);
+    EXPECT_EQ(SweepShape::default_for(Stencil::builtin("box9"), precision).ahead, 0);
+  }
+  const SweepShape tiled = SweepShape::default_for(Stencil::builtin("star4"), Precision::Double);
+  ASSERT_TRUE(tiled.shared);
+  EXPECT_EQ(tiled.units, 32);
+  EXPECT_EQ(tiled.ahead, 0);
+}
+
 TEST(StencilCodegen, GroupsOfOtherThanOneTwoOrFourCellsAreRefused) {
   for (int cells : {0, 3, 8}) {
     SweepShape shape = SweepShape::default_for(Stencil::builtin("box9"), Precision::Float);
