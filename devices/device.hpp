@@ -57,9 +57,10 @@ struct Tunable {
   /// Whether its values pick different kernels, each with its own best values
   /// of the other parameters: the tuner searches from each of them.
   bool family = false;
-  /// The values other parameters must have for this one to change the sweep
-  /// (empty: any): elsewhere the tuner leaves it at what it is.
-  std::map<std::string, int> only_with = {};
+  /// The values (any of them) other parameters must have for this one to
+  /// change the sweep (empty: any): elsewhere the tuner leaves it at what it
+  /// is, and keeps no value of it.
+  std::map<std::string, std::vector<int>> only_with = {};
 };
 
 /// Kernel parameter values by Tunable::name; a parameter not named takes its default.

@@ -31,11 +31,30 @@ bool beats(const Measured& a, const Measured& b) { return a.median_s + a.spread_
 // Whether `t` changes the sweep where the other parameters are as `tuning`
 // has them (Tunable::only_with).
 bool matters(const Tunable& t, const std::vector<Tunable>& tunables, const Tuning& tuning) {
-  for (const auto& [name, value] : t.only_with) {
+  for (const auto& [name, values] : t.only_with) {
     const auto other = std::find_if(tunables.begin(), tunables.end(), [&](const Tunable& o) { return o.name == name; });
-    if (other != tunables.end() && tuned_value(tuning, *other) != value) return false;
+    if (other != tunables.end() &&
+        std::find(values.begin(), values.end(), tuned_value(tuning, *other)) == values.end()) {
+      return false;
+    }
   }
   return true;
+}
+
+// `tuning` without the values of parameters that change nothing where the
+// others are as it has them: a search may set one and then move another that
+// it depends on.
+Tuning that_matter(const std::vector<Tunable>& tunables, Tuning tuning) {
+  for (bool dropped = true; dropped;) {
+    dropped = false;
+    for (const Tunable& t : tunables) {
+      if (tuning.count(t.name) && !matters(t, tunables, tuning)) {
+        tuning.erase(t.name);
+        dropped = true;
+      }
+    }
+  }
+  return tuning;
 }
 
 }  // namespace
@@ -142,7 +161,7 @@ TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSampl
       best = start_best;
     }
   }
-  out.chosen = not_defaults(tunables, best);
+  out.chosen = not_defaults(tunables, that_matter(tunables, best));
   if (out.chosen.empty()) return out;
   // Again beside the defaults, one after the other, so that a slower spell of
   // the machine during the search does not crown a parameter set.

@@ -49,7 +49,8 @@ struct TuneOutcome {
 /// Tunable::family parameter (that value kept): each start is measured
 /// first, and the searches run fastest start first, each with an equal share
 /// of the budget left; the fastest beyond the spread wins. A parameter is
-/// tried only where the others have its Tunable::only_with values. Returns
+/// tried only where the others have its Tunable::only_with values, and kept
+/// only where they have them in the winner. Returns
 /// the defaults' outcome when there is nothing to tune.
 TuneOutcome search_tuning(const std::vector<Tunable>& tunables, const SweepSamples& measure,
                           const TuneSearchOptions& options);

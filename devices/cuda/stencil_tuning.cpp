@@ -17,8 +17,11 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   if (job.stencil.variable) return {};
   const SweepShape d = SweepShape::default_for(job.stencil, job.precision);
   // The shape is the generated kernel's; a group of cells, the register kernel's.
-  const std::map<std::string, int> generated = {{"generated", 1}};
-  const std::map<std::string, int> in_registers = {{"generated", 1}, {"shared", 0}};
+  const std::map<std::string, std::vector<int>> generated = {{"generated", {1}}};
+  const std::map<std::string, std::vector<int>> in_registers = {{"generated", {1}}, {"shared", {0}}};
+  // Groups of more than one cell: the values beside one may make a vector.
+  std::map<std::string, std::vector<int>> in_groups = in_registers;
+  in_groups["vector"] = {2, kMostVectorCells};
   std::vector<Tunable> out = {{"generated", {0, 1}, 1},
                               {"shared", {0, 1}, d.shared ? 1 : 0, true},
                               {"warps", {1, 2, 4, 8}, d.warps, false, generated},
@@ -26,8 +29,8 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
                               {"units", {4, 8, 16, 32, 64, 128}, d.units, false, generated},
                               {"vector", {1, 2, kMostVectorCells}, d.vector, false, in_registers},
                               {"ahead", {0, 2}, d.ahead, false, generated}};
-  if (halo_tuned(job.stencil)) out.push_back({"halo", {0, 1}, d.halo ? 1 : 0, false, in_registers});
-  if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4, 8}, d.lines, false, generated});
+  if (halo_tuned(job.stencil)) out.push_back({"halo", {0, 1}, d.halo ? 1 : 0, false, in_groups});
+  if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines, false, generated});
   return out;
 }
 

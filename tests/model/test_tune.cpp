@@ -120,7 +120,7 @@ TEST(TuneSearch, AParameterThatPicksAKernelStartsASearchOfItsOwn) {
 TEST(TuneSearch, AParameterIsTriedOnlyWhereTheOthersMakeItMatter) {
   // "width" changes kernel 0 alone: the search from kernel 1 leaves it be,
   // and the search from kernel 0 tries each of its values.
-  const std::vector<Tunable> tunables = {{"kernel", {0, 1}, 0, true}, {"width", {1, 2, 4}, 1, false, {{"kernel", 0}}}};
+  const std::vector<Tunable> tunables = {{"kernel", {0, 1}, 0, true}, {"width", {1, 2, 4}, 1, false, {{"kernel", {0}}}}};
   std::vector<Tuning> asked;
   const TuneOutcome out = search_tuning(
       tunables,
@@ -141,6 +141,32 @@ TEST(TuneSearch, AParameterIsTriedOnlyWhereTheOthersMakeItMatter) {
   EXPECT_GE(widths_of_kernel_0, 1) << "width 2 tried with kernel 0";
 }
 
+
+TEST(TuneSearch, AValueThatNoLongerMattersWhereTheSearchEndsIsNotKept) {
+  // "fold" changes the sweep at widths 2 and 4 alone. The search sets it at
+  // the default width 2, then moves the width to 1, where it changes nothing.
+  const std::vector<Tunable> tunables = {{"fold", {0, 1}, 0, false, {{"width", {2, 4}}}}, {"width", {1, 2, 4}, 2}};
+  std::vector<Tuning> asked;
+  const TuneOutcome out = search_tuning(
+      tunables,
+      [&](const Tuning& t) {
+        asked.push_back(t);
+        if (names(t, "width", 1)) return around(1.0, 0.01);
+        const double width_4 = names(t, "width", 4) ? 0.1 : 0.0;
+        return around((names(t, "fold", 1) ? 1.8 : 2.0) - width_4, 0.01);
+      },
+      {});
+  EXPECT_EQ(out.chosen, (Tuning{{"width", 1}})) << tuning_text(out.chosen);
+  const auto tried = [&](int fold, int width) {
+    return std::any_of(asked.begin(), asked.end(), [&](const Tuning& t) {
+      return names(t, "fold", fold) && (width == 2 ? !t.count("width") : names(t, "width", width));
+    });
+  };
+  EXPECT_TRUE(tried(1, 2)) << "fold tried at the default width";
+  for (const Tuning& t : asked) {
+    EXPECT_FALSE(names(t, "width", 1) && names(t, "fold", 0)) << "fold moved at width 1: " << tuning_text(t);
+  }
+}
 
 TEST(TuneSearch, EachStepsSetsAreMadeReadyTogetherBeforeAnyIsMeasured) {
   // A device builds what its parameter sets need side by side (a GPU's
