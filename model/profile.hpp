@@ -17,7 +17,7 @@
 namespace hetstencil {
 
 /// Bumped whenever a kernel changes speed on purpose: older profiles are stale.
-constexpr const char* kKernelsVersion = "jacobi-2026.11-5";
+constexpr const char* kKernelsVersion = "jacobi-2026.11-6";
 
 /// What a profile was measured on. A profile is used only on a machine with
 /// the same fingerprint.

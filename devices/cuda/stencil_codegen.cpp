@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <set>
@@ -30,8 +31,9 @@ struct Position {
   }
 };
 
-// What one load brings into a thread's registers: a group's cells of a line
-// as one aligned vector (dx 0, groups of more than one cell), or one value.
+// What one load brings into a thread's registers: an aligned vector of a line
+// (groups of more than one cell: a group's own cells, dx 0, or with
+// SweepShape::halo a vector beside them, dx a multiple of the group), or one value.
 struct Load {
   int column = 0;
   int row = 0;
@@ -115,6 +117,13 @@ std::vector<Term> terms_of(const Stencil& stencil) {
     terms.push_back(stencil.dimension == 3 ? Term{p.dz, p.dy, p.dx, p.weight} : Term{p.dy, 0, p.dx, p.weight});
   }
   return terms;
+}
+
+// The farthest a point reaches along the line, either side.
+int line_reach(const Stencil& stencil) {
+  int reach = 0;
+  for (const StencilPoint& p : stencil.points) reach = std::max(reach, std::abs(p.dx));
+  return reach;
 }
 
 const char* type_of(Precision precision) { return precision == Precision::Float ? "float" : "double"; }
@@ -220,11 +229,13 @@ void update_cells(Source& s, const Stencil& stencil, const std::vector<Term>& te
 // Every value a thread reads stays in its registers from its first use to
 // its last, passed from unit to unit as the march moves on. A group's own
 // cells of a line come as one vector load, the values beside them one by one
-// (from L1: the neighbouring lanes loaded them).
+// (from L1: the neighbouring lanes loaded them) or, with SweepShape::halo, as
+// vectors too.
 std::string register_sweep(const Stencil& stencil, Precision precision, const SweepShape& shape,
                            const SweepLayout* layout) {
   const bool three_d = stencil.dimension == 3;
   const int radius = stencil.radius();
+  const int along = line_reach(stencil);
   const int lines = three_d ? shape.lines : 1;
   const int columns = shape.columns;
   const int vector = shape.vector;
@@ -236,10 +247,11 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
       for (int i = 0; i < vector; ++i) cells.push_back({k, i, c});
     }
   }
-  // Groups of `vector` values beside a group's own cells that one aligned
-  // vector load brings in instead of one load a value: those whose values all
-  // lie within the stencil's reach along the line (nothing read beyond what
-  // the one-by-one loads read) and of which the thread reads two or more.
+  // Vectors of `vector` values beside a group's own cells that one aligned
+  // load brings in instead of one load a value: those that lie within the
+  // stencil's reach along the line (the slab keeps a ring that deep before a
+  // line and room for it after its last group: StencilSlab) and of which the
+  // thread reads two or more.
   // The first value of the aligned vector that holds the value dx along the line.
   auto group_of = [&](int dx) { return (dx >= 0 ? dx / vector : -((vector - 1 - dx) / vector)) * vector; };
   std::set<Load> halo_groups;
@@ -251,7 +263,7 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
     }
     for (const Position& p : positions) {
       const int base = group_of(p.dx);
-      if (base != 0 && base >= -radius && base + vector - 1 <= vector - 1 + radius) ++read[Load{p.column, p.row, base}];
+      if (base != 0 && base >= -along && base <= along) ++read[Load{p.column, p.row, base}];
     }
     for (const auto& [l, n] : read) {
       if (n >= 2) halo_groups.insert(l);
@@ -628,6 +640,14 @@ std::string shared_sweep(const Stencil& stencil, Precision precision, const Swee
 }
 
 }  // namespace
+
+std::vector<int> halo_vector_cells(const Stencil& stencil) {
+  std::vector<int> out;
+  for (int cells : {2, kMostVectorCells}) {
+    if (cells <= line_reach(stencil)) out.push_back(cells);
+  }
+  return out;
+}
 
 bool tiled_in_shared(const Stencil& stencil, Precision precision, const SweepShape& shape) {
   return shape.shared && Tile(stencil, shape).bytes(precision) <= kStaticSharedBytes;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "hetstencil/problem.hpp"
 #include "hetstencil/stencil.hpp"
@@ -28,14 +29,17 @@ struct SweepShape {
   bool shared = false;
   /// Register kernel: cells side by side along x in a group, loaded and
   /// stored as aligned vectors (1, 2 or kMostVectorCells), their neighbours
-  /// along the line read one by one; the tiled kernel updates one cell a group.
+  /// along the line read one by one (but see `halo`); the tiled kernel updates
+  /// one cell a group.
   int vector = 1;
   /// Units beyond the next that the march asks L2 to fetch for a thread's own
   /// lines (0: none): more bytes in flight than its registers hold, where too
   /// few warps fit an SM to hide the memory's latency with their loads alone.
   int ahead = 0;
   /// Register kernel: the values beside a group along the line loaded as
-  /// aligned vectors where the stencil reaches a whole vector of them.
+  /// aligned vectors where a whole vector lies within the stencil's reach
+  /// along the line and the thread reads two or more of its values (groups of
+  /// halo_vector_cells).
   bool halo = false;
 
   /// The shape used unless tuned. Measured on an H100 and an H200 (bench
@@ -55,6 +59,11 @@ struct SweepShape {
 
 /// The most cells a group of SweepShape::vector holds.
 constexpr int kMostVectorCells = 4;
+
+/// The groups of cells (SweepShape::vector) with which SweepShape::halo
+/// changes the register kernel of `stencil`: those no wider than its reach
+/// along the line (none for a reach of 1).
+std::vector<int> halo_vector_cells(const Stencil& stencil);
 
 /// The sizes of the slab a kernel sweeps (StencilSlab's), in values.
 struct SweepLayout {

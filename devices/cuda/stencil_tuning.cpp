@@ -4,13 +4,6 @@
 #include <string>
 
 namespace hetstencil::cuda {
-namespace {
-
-// Whether a vector of values beside a group can lie within the stencil's
-// reach (SweepShape::halo): from radius 2.
-bool halo_tuned(const Stencil& stencil) { return stencil.radius() >= 2; }
-
-}  // namespace
 
 std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   // A variable stencil's sweep reads its coefficient grids: one kernel, coefficient_kernels.cuh.
@@ -19,9 +12,10 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   // The shape is the generated kernel's; a group of cells, the register kernel's.
   const std::map<std::string, std::vector<int>> generated = {{"generated", {1}}};
   const std::map<std::string, std::vector<int>> in_registers = {{"generated", {1}}, {"shared", {0}}};
-  // Groups of more than one cell: the values beside one may make a vector.
+  // Groups no wider than the stencil's reach along the line: the values beside one make a vector.
+  const std::vector<int> halo_groups = halo_vector_cells(job.stencil);
   std::map<std::string, std::vector<int>> in_groups = in_registers;
-  in_groups["vector"] = {2, kMostVectorCells};
+  in_groups["vector"] = halo_groups;
   std::vector<Tunable> out = {{"generated", {0, 1}, 1},
                               {"shared", {0, 1}, d.shared ? 1 : 0, true},
                               {"warps", {1, 2, 4, 8}, d.warps, false, generated},
@@ -29,7 +23,7 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
                               {"units", {4, 8, 16, 32, 64, 128}, d.units, false, generated},
                               {"vector", {1, 2, kMostVectorCells}, d.vector, false, in_registers},
                               {"ahead", {0, 2}, d.ahead, false, generated}};
-  if (halo_tuned(job.stencil)) out.push_back({"halo", {0, 1}, d.halo ? 1 : 0, false, in_groups});
+  if (!halo_groups.empty()) out.push_back({"halo", {0, 1}, d.halo ? 1 : 0, false, in_groups});
   if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines, false, generated});
   return out;
 }
@@ -51,7 +45,7 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   c.shape.units = value("units");
   c.shape.vector = value("vector");
   c.shape.ahead = value("ahead");
-  if (halo_tuned(job.stencil)) c.shape.halo = value("halo") == 1;
+  if (!halo_vector_cells(job.stencil).empty()) c.shape.halo = value("halo") == 1;
   if (job.stencil.dimension == 3) c.shape.lines = value("lines");
   return c;
 }

@@ -21,8 +21,8 @@ struct SweepChoice {
 /// The parameters: "generated" (1, or 0 for the table-driven kernel),
 /// "shared" (1: the generated kernel tiles each unit in shared memory),
 /// "warps", "columns", "units", "vector", "ahead" (units asked of L2 ahead of
-/// the march), "halo" (the values beside a group loaded as vectors; from
-/// radius 2), and in 3-D "lines"; none for a variable
+/// the march), "halo" (the values beside a group loaded as vectors; where
+/// halo_vector_cells has groups), and in 3-D "lines"; none for a variable
 /// stencil, whose sweep is its own kernel.
 std::vector<Tunable> stencil_tunables(const StencilJob& job);
 

@@ -170,26 +170,54 @@ TEST(StencilCodegen, ValuesBesideAGroupWithinTheReachAreLoadedAsVectorsWhereAske
             loads_in(cuda::sweep_kernel_source(box27, Precision::Float, SweepShape::default_for(box27, Precision::Float))));
 }
 
-TEST(StencilCodegen, VectorsBesideAGroupAreTunedFromRadiusTwo) {
+// A 3-D stencil whose points reach `along` cells along the line and `across`
+// lines and planes.
+Stencil reaching(int along, int across) {
+  Stencil s;
+  s.name = "reach";
+  s.dimension = 3;
+  s.diagonal = 10.0;
+  for (int a : {-1, 1}) {
+    s.points.push_back({a * along, 0, 0, 1.0});
+    s.points.push_back({0, a * across, 0, 1.0});
+    s.points.push_back({0, 0, a * across, 1.0});
+  }
+  s.validate();
+  return s;
+}
+
+TEST(StencilCodegen, VectorsBesideAGroupAreTunedWithGroupsNoWiderThanTheReachAlongTheLine) {
   StencilJob job;
   job.poisson5 = false;
   job.precision = Precision::Float;
-  const auto tuned = [&](const char* stencil) {
-    job.stencil = Stencil::builtin(stencil);
-    const std::vector<Tunable> tunables = cuda::stencil_tunables(job);
-    return std::any_of(tunables.begin(), tunables.end(), [](const Tunable& t) { return t.name == "halo"; });
+  // The groups `halo` is tried with (its only_with "vector"), none where it is not listed.
+  const auto groups = [&](const Stencil& s) {
+    job.stencil = s;
+    for (const Tunable& t : cuda::stencil_tunables(job)) {
+      if (t.name == "halo") return t.only_with.at("vector");
+    }
+    return std::vector<int>{};
   };
-  EXPECT_TRUE(tuned("star4"));
-  EXPECT_FALSE(tuned("box27"));
-  EXPECT_FALSE(tuned("box9"));
-  for (const char* stencil : {"star4", "box27"}) {
-    job.stencil = Stencil::builtin(stencil);
+  EXPECT_EQ(groups(Stencil::builtin("star4")), (std::vector<int>{2, cuda::kMostVectorCells}));
+  EXPECT_EQ(groups(reaching(2, 1)), (std::vector<int>{2}));
+  EXPECT_EQ(groups(reaching(3, 3)), (std::vector<int>{2}));
+  EXPECT_TRUE(groups(reaching(1, 2)).empty()) << "reaching 2 lines and planes away, 1 cell along the line";
+  EXPECT_TRUE(groups(Stencil::builtin("box27")).empty());
+  EXPECT_TRUE(groups(Stencil::builtin("box9")).empty());
+  for (const Stencil& s : {Stencil::builtin("star4"), Stencil::builtin("box27")}) {
+    job.stencil = s;
     job.tuning = {};
-    EXPECT_FALSE(cuda::sweep_choice("gpu0", job).shape.halo) << stencil;
+    EXPECT_FALSE(cuda::sweep_choice("gpu0", job).shape.halo) << s.name;
   }
   job.stencil = Stencil::builtin("star4");
   job.tuning = {{"halo", 1}};
   EXPECT_TRUE(cuda::sweep_choice("gpu0", job).shape.halo);
+  // Reaching 2 along the line, groups of 4: no vector beside one lies within the reach.
+  SweepShape shape = SweepShape::default_for(reaching(2, 1), Precision::Float);
+  shape.vector = cuda::kMostVectorCells;
+  const auto plain = loads_in(cuda::sweep_kernel_source(reaching(2, 1), Precision::Float, shape));
+  shape.halo = true;
+  EXPECT_EQ(loads_in(cuda::sweep_kernel_source(reaching(2, 1), Precision::Float, shape)), plain);
 }
 
 TEST(StencilCodegen, EveryDescriptionsSweepCompiles) {
@@ -358,7 +386,7 @@ TEST(StencilCodegen, SweepsCompiledAheadAreKeptForTheSweepsThatLoadThem) {
   };
   // Three generated sweeps: units per block is an argument of the default's
   // kernel, and the table-driven kernel is compiled with the library.
-  const std::vector<Tuning> tunings = {{}, {{"warps", 2}}, {{"lines", 2}}, {{"units", 8}}, {{"generated", 0}}};
+  const std::vector<Tuning> tunings = {{}, {{"warps", 2}}, {{"lines", 2}}, {{"units", 16}}, {{"generated", 0}}};
   cuda::compile_sweeps_ahead("gpu0", job, tunings, 0);
   const auto ahead = kept();
   EXPECT_EQ(ahead.size(), 3u);

@@ -142,6 +142,19 @@ TEST(TuneSearch, AParameterIsTriedOnlyWhereTheOthersMakeItMatter) {
 }
 
 
+TEST(TuneSearch, AParameterMattersWhereAnotherHasAnyOfItsListedValues) {
+  // "fold" changes the sweep at widths 2 and 4 and wins at 4 alone.
+  const std::vector<Tunable> tunables = {{"width", {1, 2, 4}, 1}, {"fold", {0, 1}, 0, false, {{"width", {2, 4}}}}};
+  const TuneOutcome out = search_tuning(
+      tunables,
+      [&](const Tuning& t) {
+        if (!names(t, "width", 4)) return around(2.0, 0.01);
+        return around(names(t, "fold", 1) ? 1.0 : 1.5, 0.01);
+      },
+      {});
+  EXPECT_EQ(out.chosen, (Tuning{{"width", 4}, {"fold", 1}})) << tuning_text(out.chosen);
+}
+
 TEST(TuneSearch, AValueThatNoLongerMattersWhereTheSearchEndsIsNotKept) {
   // "fold" changes the sweep at widths 2 and 4 alone. The search sets it at
   // the default width 2, then moves the width to 1, where it changes nothing.
