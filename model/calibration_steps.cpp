@@ -88,4 +88,20 @@ std::int64_t edge_point(const std::vector<std::int64_t>& rows, const std::vector
   return split;
 }
 
+std::vector<double> no_faster_than_below(const std::vector<std::int64_t>& rows, std::vector<double> seconds,
+                                         const std::map<std::int64_t, std::int64_t>& below) {
+  const auto index_of = [&](std::int64_t r) {
+    return static_cast<std::size_t>(std::lower_bound(rows.begin(), rows.end(), r) - rows.begin());
+  };
+  // Ascending, so that a point added below another added one is raised first.
+  for (std::size_t i = 0; i < rows.size() && i < seconds.size(); ++i) {
+    const auto added = below.find(rows[i]);
+    if (added == below.end()) continue;
+    const std::size_t j = index_of(added->second);
+    if (j >= i || rows[j] != added->second || !(seconds[j] > 0.0)) continue;
+    seconds[i] = std::max(seconds[i], seconds[j] * static_cast<double>(rows[i]) / static_cast<double>(rows[j]));
+  }
+  return seconds;
+}
+
 }  // namespace hetstencil

@@ -161,6 +161,9 @@ CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpe
   std::vector<std::map<std::int64_t, std::vector<double>>> rest(devices.size());  // [device][rows]
   const auto others_rows = [&](std::int64_t r) { return (most - r) / static_cast<std::int64_t>(devices.size() - 1); };
   std::size_t measured = 0;  // points that pass 0 reached: later passes repeat those
+  // The points added where the time a row steps up, each with the rows of
+  // the point below the step it split (no_faster_than_below).
+  std::map<std::int64_t, std::int64_t> below;
   std::atomic<bool> abort{false};
   Barrier together(static_cast<int>(devices.size()), spin_limit_for(static_cast<int>(devices.size()),
                                                                      topology.hardware_threads()));
@@ -254,6 +257,7 @@ CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpe
       const std::int64_t r = edge_point({rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(measured)}, times);
       if (r == 0) break;
       const auto at = static_cast<std::size_t>(std::lower_bound(rows.begin(), rows.end(), r) - rows.begin());
+      below[r] = rows[at - 1];
       rows.insert(rows.begin() + static_cast<std::ptrdiff_t>(at), r);
       for (std::size_t k = 0; k < devices.size(); ++k) {
         sweeps[k].emplace(sweeps[k].begin() + static_cast<std::ptrdiff_t>(at));
@@ -263,6 +267,7 @@ CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpe
       if (!measure_point(at, 0)) {
         log::debug("calibration: no time left for a CPU point at {} rows, where the time a row steps up", r);
         rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(at));
+        below.erase(r);
         for (std::size_t k = 0; k < devices.size(); ++k) {
           sweeps[k].erase(sweeps[k].begin() + static_cast<std::ptrdiff_t>(at));
           checks[k].erase(checks[k].begin() + static_cast<std::ptrdiff_t>(at));
@@ -284,9 +289,17 @@ CpuCurves cpu_curves(const Topology& topology, const std::vector<const DeviceSpe
   for (std::size_t k = 0; k < cpus.size(); ++k) {
     if (measured == 0) continue;
     std::vector<RateCurve::Point> points, check_points, rest_points;
+    std::vector<double> sweep_s, check_s;
     for (std::size_t i = 0; i < measured; ++i) {
-      points.push_back({rows[i], robust_time(sweeps[k][i])});
-      check_points.push_back({rows[i], robust_time(checks[k][i])});
+      sweep_s.push_back(robust_time(sweeps[k][i]));
+      check_s.push_back(robust_time(checks[k][i]));
+    }
+    const std::vector<std::int64_t> measured_rows(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(measured));
+    sweep_s = no_faster_than_below(measured_rows, sweep_s, below);
+    check_s = no_faster_than_below(measured_rows, check_s, below);
+    for (std::size_t i = 0; i < measured; ++i) {
+      points.push_back({rows[i], sweep_s[i]});
+      check_points.push_back({rows[i], check_s[i]});
     }
     DeviceProfile& d = entry_of(profile, cpus[k]->info);
     d.kind = "cpu";

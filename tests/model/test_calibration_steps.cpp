@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "model/calibration_steps.hpp"
@@ -75,6 +76,27 @@ TEST(EdgePoint, OnlyThePointsMeasuredSetTheSlowestTime) {
   // step to split past every step there is.
   EXPECT_EQ(edge_point({1024, 2048, 4096, 8192}, {1.024e-3, 3.072e-3, 6.144e-3, INFINITY}), 1536);
   EXPECT_EQ(edge_point({1024, 2048, 4096}, {1.024e-3, 3.072e-3, 6.144e-3, 1.0}), 1536);
+}
+
+TEST(NoFasterThanBelow, AnAddedPointIsNoFasterARowThanThePointBelowItsStep) {
+  // An H200 guest's curve: 1536, 1664 and 1792 rows added between 1024 and 2048.
+  const std::vector<std::int64_t> rows{1024, 1536, 1664, 1792, 2048};
+  const std::vector<double> seconds{0.9095e-3, 0.9711e-3, 1.3315e-3, 1.7194e-3, 2.5339e-3};
+  const std::map<std::int64_t, std::int64_t> below{{1536, 1024}, {1792, 1536}, {1664, 1536}};
+  const std::vector<double> out = no_faster_than_below(rows, seconds, below);
+  const double pace = 0.9095e-3 / 1024;
+  EXPECT_DOUBLE_EQ(out[0], seconds[0]);
+  EXPECT_DOUBLE_EQ(out[1], pace * 1536);
+  EXPECT_DOUBLE_EQ(out[2], pace * 1664) << "below a point itself raised";
+  EXPECT_DOUBLE_EQ(out[3], seconds[3]) << "already slower a row";
+  EXPECT_DOUBLE_EQ(out[4], seconds[4]) << "not an added point";
+}
+
+TEST(NoFasterThanBelow, PointsNotAddedAtAStepKeepTheirTimes) {
+  // Fixed costs: fewer rows slower a row, and nothing added.
+  const std::vector<std::int64_t> rows{4, 8, 16};
+  const std::vector<double> seconds{4e-5, 5e-5, 7e-5};
+  EXPECT_EQ(no_faster_than_below(rows, seconds, {}), seconds);
 }
 
 }  // namespace
