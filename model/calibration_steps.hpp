@@ -71,10 +71,10 @@ std::int64_t edge_point(const std::vector<std::int64_t>& rows, const std::vector
 /// edge_point added no faster a row than the point below the step it split
 /// (`below`: the added point's rows and that point's rows). Past the sweep's
 /// fixed costs, where edge_point splits, more rows never sweep faster a row
-/// than fewer: such a point sampled a fast moment of the host. On an H200
-/// guest 1536 rows of 8192 doubles, added between 1024 and 2048, were timed
-/// at 0.63 us a row against 0.89 for 1024, and a solve of 1585 rows priced
-/// by that point swept 23% slower than its prediction (docs/model.md).
+/// than fewer: such a point sampled a fast moment of the host, and a share
+/// priced by it sweeps slower than predicted (docs/model.md, "Where the curve
+/// steps": 1536 rows of 8192 doubles at 0.63 us a row beside 0.89 for 1024,
+/// and a share of 1585 rows 23% slower than its prediction).
 std::vector<double> no_faster_than_below(const std::vector<std::int64_t>& rows, std::vector<double> seconds,
                                          const std::map<std::int64_t, std::int64_t>& below);
 /// The least rise of the time a row that edge_point splits: past the spread

@@ -672,8 +672,8 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision) 
     // with): on an H200, 512^3, against 32 planes and none, box27 0.94 / 0.92
     // of the time (float / double), star4 float 0.93, star2_3d 0.91 / 0.93,
     // poisson7 double 0.93; poisson7 float 0.99-1.02 with 8 planes, 1.01-1.03
-    // also ahead. The tiled kernel's 32 planes were its fastest there (star4
-    // double 1.04 with 16, 1.29-1.38 ahead).
+    // also ahead. The tiled kernel sweeps fastest over 32 planes (on the same
+    // GPU star4 double takes 1.04 of that time over 16, 1.29-1.38 ahead).
     if (!s.shared) {
       s.units = 8;
       s.ahead = stencil.points.size() > 6 || precision == Precision::Double ? 2 : 0;

@@ -1,5 +1,6 @@
 #include "devices/cuda/stencil_tuning.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -45,7 +46,9 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   c.shape.units = value("units");
   c.shape.vector = value("vector");
   c.shape.ahead = value("ahead");
-  if (!halo_vector_cells(job.stencil).empty()) c.shape.halo = value("halo") == 1;
+  const bool lists_halo =
+      std::any_of(parameters.begin(), parameters.end(), [](const Tunable& t) { return t.name == "halo"; });
+  if (lists_halo) c.shape.halo = value("halo") == 1;
   if (job.stencil.dimension == 3) c.shape.lines = value("lines");
   return c;
 }
