@@ -23,7 +23,8 @@
 # grids: planned solves (calibrated first) on gpu0 and on cpu0 alone, double, 256^2 to 32768^2 (and
 # 65536^2 on gpu0) and the default solve: the per-iteration prediction beside the measurement.
 # repeat: the whole machine, double 2048^2 (the default solve's problem) and 8192^2: three fresh
-# calibrations, each followed by the same solve (500 iterations): the rows and predicted beside measured.
+# calibrations, each followed by the same solve (500 iterations): the rows, each device's compute (predicted/measured)
+# and the iteration predicted beside measured.
 # stencils: on gpu0 and on cpu0, after poisson5's calibration, each other built-in and a stencil from a
 # file (2-D 4096^2, 3-D 256^3, double): what the model estimates before measuring it, then a solve that
 # measures its curves first, its per-iteration prediction beside the measurement.
@@ -394,7 +395,8 @@ if want repeat; then
       XDG_CACHE_HOME=$cache $bin solve --no-calibrate --no-learn --json --precision double --nx $n --iters 500 \
         >"$out/repeat-solve-$n-$run.json" 2>"$out/repeat-solve-$n-$run.err" ||
         { record "repeat $n #$run" "solve FAILED"; continue; }
-      record "repeat $n #$run" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print(', '.join('%s %d' % (d['name'], d['rows']) for d in r['devices']) + ': iteration %.4f ms predicted, %.4f measured (%+.1f%%)' % (p*1e3, m*1e3, 100*(p-m)/m))" "$out/repeat-solve-$n-$run.json")"
+      # Each device's compute an iteration beside the iteration: which device's pace the error comes from.
+      record "repeat $n #$run" "$(python3 -c "import json,sys; r=json.load(open(sys.argv[1])); p,m=r['predicted_iteration_s'],r['measured_iteration_s']; print(', '.join('%s %d (compute %.4f/%.4f ms)' % (d['name'], d['rows'], d['predicted_iteration_compute_s']*1e3, d['measured_iteration_compute_s']*1e3) for d in r['devices']) + ': iteration %.4f ms predicted, %.4f measured (%+.1f%%)' % (p*1e3, m*1e3, 100*(p-m)/m))" "$out/repeat-solve-$n-$run.json")"
     done
   done
 fi
