@@ -12,11 +12,21 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/quotient.hpp"
+#include "devices/cuda/codegen_parts.hpp"
+#include "devices/cuda/staged_codegen.hpp"
 #include "hetstencil/error.hpp"
 
 namespace hetstencil::cuda {
 namespace {
+
+using codegen::Cell;
+using codegen::line_reach;
+using codegen::open_kernel;
+using codegen::Source;
+using codegen::source_of;
+using codegen::Term;
+using codegen::terms_of;
+using codegen::update_cells;
 
 // A value a thread reads in a unit: `dx` cells along the line from the first
 // cell of its group `column` (a group is `vector` cells side by side, groups
@@ -41,21 +51,6 @@ struct Load {
   bool operator<(const Load& o) const { return std::tie(column, row, dx) < std::tie(o.column, o.row, o.dx); }
 };
 
-// The source term of the cell at index `cell`: s*f from the grid `sf`, or 1
-// at the spike.
-std::string source_of(const std::string& cell) {
-  return fmt::format("(sf ? __ldg(sf + {0}) : ({0} == spike ? (T)1 : (T)0))", cell);
-}
-
-// A point as the kernel walks the slab: its offset along the split axis (the
-// march), and within a unit.
-struct Term {
-  int march = 0;
-  int row = 0;
-  int dx = 0;
-  double weight = 0;
-};
-
 // The slots (march offsets + radius) at which a position is read: its value
 // is loaded when it first comes into reach (its highest slot), one step ahead
 // so that the load is in flight while the step before it computes, and then
@@ -65,109 +60,10 @@ struct Reach {
   int highest = 0;
 };
 
-std::string literal(double value, const char* type) { return fmt::format("(({}){:a})", type, value); }
-
 std::string var(int slot, const Position& p) {
   return fmt::format("v{}_{}_{}_{}", slot, p.column, p.dx + 8, p.row + 8);
 }
 std::string ahead(const Position& p) { return fmt::format("n{}_{}_{}", p.column, p.dx + 8, p.row + 8); }
-
-// A device function quotient(a, slow): RN(a / diagonal) with the operations
-// of core/quotient.hpp's Quotient, its constants made for this diagonal in T,
-// where `a` is zero or in the multiplications' range; else it sets `slow`, and
-// the caller divides (once a step for all its cells, a branch rarely taken).
-template <class T>
-std::string quotient_source(double diagonal) {
-  const Quotient<T> q = Quotient<T>::by(static_cast<T>(diagonal));
-  const bool single = std::is_same_v<T, float>;
-  const char* type = single ? "float" : "double";
-  const char* fma = single ? "fmaf" : "fma";
-  return fmt::format(
-      "__device__ __forceinline__ T quotient(T a, bool& slow) {{\n"
-      "  const T q = a * {0};\n"
-      "  const T r = {2}(-{1}, q, a);\n"
-      "  const T m = {3}(a);\n"
-      "  const bool inside = m >= {4} && m <= {5};\n"
-      "  slow = slow || (!inside && a != (T)0);\n"
-      "  return inside ? {2}(r, {0}, q) : q;\n"
-      "}}\n",
-      literal(q.reciprocal, type), literal(q.divisor, type), fma, single ? "fabsf" : "fabs", literal(q.low, type),
-      literal(q.high, type));
-}
-
-// A kernel's source, line by line.
-class Source {
- public:
-  void line(const std::string& text) {
-    text_ += text;
-    text_ += '\n';
-  }
-  void add(const std::string& text) { text_ += text; }
-  const std::string& text() const { return text_; }
-
- private:
-  std::string text_;
-};
-
-// The points as the kernel walks the slab: along the split axis (the march),
-// and within a unit (2-D: a row, all at row 0).
-std::vector<Term> terms_of(const Stencil& stencil) {
-  std::vector<Term> terms;
-  for (const StencilPoint& p : stencil.points) {
-    terms.push_back(stencil.dimension == 3 ? Term{p.dz, p.dy, p.dx, p.weight} : Term{p.dy, 0, p.dx, p.weight});
-  }
-  return terms;
-}
-
-// The farthest a point reaches along the line, either side.
-int line_reach(const Stencil& stencil) {
-  int reach = 0;
-  for (const StencilPoint& p : stencil.points) reach = std::max(reach, std::abs(p.dx));
-  return reach;
-}
-
-const char* type_of(Precision precision) { return precision == Precision::Float ? "float" : "double"; }
-
-// The device functions that load and store a group of `vector` values of T
-// as aligned vectors of at most 16 bytes: cells_load(q, c0, ...), and
-// cells_store(q, c0, ...).
-std::string vector_source(Precision precision, int vector) {
-  const bool single = precision == Precision::Float;
-  // The vectors of 16 bytes or less a group is made of, and their fields.
-  const int per_vector = std::min(vector, single ? 4 : 2);
-  const std::string type = fmt::format("{}{}", single ? "float" : "double", per_vector);
-  const char* fields = "xyzw";
-  std::string values, refs, load, store;
-  for (int i = 0; i < vector; ++i) {
-    values += fmt::format("{}T c{}", i == 0 ? "" : ", ", i);
-    refs += fmt::format("{}T& c{}", i == 0 ? "" : ", ", i);
-  }
-  for (int v = 0; v < vector / per_vector; ++v) {
-    load += fmt::format("  const {0} w{1} = __ldg(reinterpret_cast<const {0}*>(q) + {1});\n", type, v);
-    std::string made;
-    for (int f = 0; f < per_vector; ++f) {
-      load += fmt::format("  c{} = w{}.{};\n", v * per_vector + f, v, fields[f]);
-      made += fmt::format("{}c{}", f == 0 ? "" : ", ", v * per_vector + f);
-    }
-    store += fmt::format("  reinterpret_cast<{0}*>(q)[{1}] = make_{0}({2});\n", type, v, made);
-  }
-  return fmt::format("__device__ __forceinline__ void cells_load(const T* q, {}) {{\n{}}}\n"
-                     "__device__ __forceinline__ void cells_store(T* q, {}) {{\n{}}}\n",
-                     refs, load, values, store);
-}
-
-// The types, the quotient, and the vectors a group of cells is loaded and stored as.
-void open_kernel(Source& s, const Stencil& stencil, Precision precision, const SweepShape& shape, const char* how,
-                 int vector) {
-  const int lines = stencil.dimension == 3 ? shape.lines : 1;
-  s.line(fmt::format("// hetstencil: the sweep of the stencil '{}' in {} ({}): {} warps, {} columns of {} cells and {} lines a thread",
-                     stencil.name, type_of(precision), how, shape.warps, shape.columns, vector, lines));
-  s.line(fmt::format("typedef {} T;", type_of(precision)));
-  s.line("typedef long long i64;");
-  s.add(precision == Precision::Float ? quotient_source<float>(stencil.diagonal) : quotient_source<double>(stencil.diagonal));
-  if (vector > 1) s.add(vector_source(precision, vector));
-  if (shape.ahead > 0) s.line("__device__ __forceinline__ void prefetch_l2(const T* q) { asm volatile(\"prefetch.global.L2 [%0];\" :: \"l\"(q)); }");
-}
 
 // Asks L2 for the thread's own lines (`lines`: their offsets from the unit's
 // first value) shape.ahead units beyond `next`, the unit the next step loads;
@@ -191,39 +87,6 @@ void open_entry(Source& s, const SweepShape& shape, const SweepLayout* fixed) {
   s.line("    i64 unit_begin, i64 unit_end, i64 units_per_block, i64, i64, i64, i64, i64) {");
   s.line(fmt::format("  const i64 nx = {}, lines = {}, cols = {}, unit_values = {}, depth = {};", fixed->nx, fixed->lines,
                      fixed->cols, fixed->unit_values, fixed->depth));
-}
-
-// A cell a thread updates in a step: cell i of its group k (column) on line c.
-struct Cell {
-  int k = 0;
-  int i = 0;
-  int c = 0;
-  std::string name() const { return fmt::format("{}_{}_{}", k, i, c); }
-};
-
-// One step's update of a thread's cells: the terms in the description's
-// order, each read by `value`, plus the source (`source`), divided by the
-// diagonal (once more for all cells where a quotient fell outside its range),
-// into o<name>; the caller stores them.
-void update_cells(Source& s, const Stencil& stencil, const std::vector<Term>& terms, Precision precision,
-                  const std::vector<Cell>& cells, const std::function<std::string(const Cell&, const Term& t)>& value,
-                  const std::function<std::string(const Cell&)>& source) {
-  const char* type = type_of(precision);
-  const char* fma = precision == Precision::Float ? "fmaf" : "fma";  // add_term (core/stencil_update.hpp)
-  s.line("    bool slow = false;");
-  for (const Cell& cell : cells) {
-    const std::string sum = "s" + cell.name();
-    for (std::size_t i = 0; i < terms.size(); ++i) {
-      const std::string weight = literal(terms[i].weight, type);
-      s.line(i == 0 ? fmt::format("    T {} = {} * {};", sum, weight, value(cell, terms[i]))
-                    : fmt::format("    {0} = {1}({2}, {3}, {0});", sum, fma, weight, value(cell, terms[i])));
-    }
-    s.line(fmt::format("    const T a{0} = {1} + {2};", cell.name(), sum, source(cell)));
-    s.line(fmt::format("    T o{0} = quotient(a{0}, slow);", cell.name()));
-  }
-  s.line("    if (slow) {");
-  for (const Cell& cell : cells) s.line(fmt::format("      o{0} = a{0} / {1};", cell.name(), literal(stencil.diagonal, type)));
-  s.line("    }");
 }
 
 // Every value a thread reads stays in its registers from its first use to
@@ -653,7 +516,11 @@ bool tiled_in_shared(const Stencil& stencil, Precision precision, const SweepSha
   return shape.shared && Tile(stencil, shape).bytes(precision) <= kStaticSharedBytes;
 }
 
-SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision) {
+bool staged_in_shared(const Stencil& stencil, Precision precision, const SweepShape& shape) {
+  return stencil.dimension == 3 && shape.staged && !tiled_in_shared(stencil, precision, shape);
+}
+
+SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision, bool stages) {
   SweepShape s;
   if (stencil.dimension == 3) {
     s.warps = 4;
@@ -692,6 +559,21 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision) 
   // there spilling registers.
   const int widest = precision == Precision::Float ? 4 : 2;
   s.vector = s.shared ? 1 : stencil.dimension == 3 && stencil.radius() >= 2 ? widest / 2 : widest;
+  // Staged from radius 3: on an H200 (512^3, against the shapes above), star4
+  // swept in 1.52 of a copy's time against 1.67 in float (registers), 1.44
+  // against 1.84 in double (tiled). From radius 1 and 2 it was slower (a
+  // program of its own): poisson7 float 1.33 against 1.14, a radius-2 star
+  // 1.32 against 1.29, box27 float 1.37 against 1.22 (docs/stencils.md, "The
+  // staged sweep").
+  if (stages && stencil.dimension == 3 && stencil.radius() >= 3) {
+    s.staged = true;
+    s.shared = false;
+    s.warps = 4;
+    s.lines = 2;
+    s.units = 64;
+    s.ahead = 0;
+    s.vector = widest;
+  }
   return s;
 }
 
@@ -701,8 +583,9 @@ std::string sweep_kernel_source(const Stencil& stencil, Precision precision, con
     HETSTENCIL_THROW(InvalidArgument, "a group of " + std::to_string(shape.vector) +
                                           " cells: the generated sweep takes 1, 2 or " + std::to_string(kMostVectorCells));
   }
-  return tiled_in_shared(stencil, precision, shape) ? shared_sweep(stencil, precision, shape)
-                                                    : register_sweep(stencil, precision, shape, layout);
+  if (tiled_in_shared(stencil, precision, shape)) return shared_sweep(stencil, precision, shape);
+  if (staged_in_shared(stencil, precision, shape)) return staged_sweep_source(stencil, precision, shape, layout);
+  return register_sweep(stencil, precision, shape, layout);
 }
 
 }  // namespace hetstencil::cuda

@@ -41,6 +41,12 @@ struct SweepShape {
   /// along the line and the thread reads two or more of its values (groups of
   /// halo_vector_cells).
   bool halo = false;
+  /// 3-D, not tiled (`shared` false): whether a block's tile of each plane and
+  /// the values its points reach beside it are copied into shared memory by
+  /// the GPU's tensor copies, planes ahead (staged_codegen.hpp; sm_90 and
+  /// later), `vector` cells a group, one group a thread on each of its lines;
+  /// else every value stays in registers.
+  bool staged = false;
 
   /// The shape used unless tuned. Measured on an H100 and an H200 (bench
   /// stencils and the tuner, float and double, 16384^2 and 512^3;
@@ -48,12 +54,14 @@ struct SweepShape {
   /// warps of 4 lines, tiled in shared memory over 32 planes where the radius
   /// is 3 or more in double, else from registers over 8 planes, 2 planes
   /// asked of L2 ahead but for poisson7-like stencils in float; groups of 16
-  /// bytes of cells (half that from radius 2 in 3-D).
-  static SweepShape default_for(const Stencil& stencil, Precision precision);
+  /// bytes of cells (half that from radius 2 in 3-D). From radius 3 in 3-D,
+  /// where the GPU `stages` (sm_90 and later), the staged kernel instead: 4
+  /// warps of 2 lines of 16-byte groups over 64 planes.
+  static SweepShape default_for(const Stencil& stencil, Precision precision, bool stages = true);
 
   bool operator==(const SweepShape& o) const {
     return warps == o.warps && columns == o.columns && lines == o.lines && units == o.units && shared == o.shared &&
-           vector == o.vector && ahead == o.ahead && halo == o.halo;
+           vector == o.vector && ahead == o.ahead && halo == o.halo && staged == o.staged;
   }
 };
 
@@ -79,6 +87,10 @@ struct SweepLayout {
 /// fits a block's 48 KB of static shared memory. Else every value stays in
 /// registers, in groups of `shape.vector` cells.
 bool tiled_in_shared(const Stencil& stencil, Precision precision, const SweepShape& shape);
+
+/// Whether sweep_kernel_source makes the staged kernel for `shape`: a 3-D
+/// stencil's, `shape.staged`, and not tiled in shared memory.
+bool staged_in_shared(const Stencil& stencil, Precision precision, const SweepShape& shape);
 
 /// The kernel's entry point in the generated source (extern "C").
 constexpr const char* kSweepEntry = "hetstencil_sweep";

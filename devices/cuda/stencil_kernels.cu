@@ -9,6 +9,8 @@
 #include "core/residual.hpp"
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/runtime_kernel.hpp"
+#include "devices/cuda/staged_codegen.hpp"
+#include "devices/cuda/tensor_map.hpp"
 #include "devices/cuda/segment_residual.cuh"
 #include "hetstencil/stencil.hpp"
 
@@ -182,9 +184,13 @@ StencilSlab StencilSlab::of(const GridShape& shape) {
   s.segments = (shape.nx + kSegmentCells - 1) / kSegmentCells;
   // Every line's first interior cell on 128 bytes of floats (a warp's loads
   // and stores whole cache lines, a group's cells one aligned vector), and
-  // room in the line for the values beside its last group of cells.
+  // room in the line for the values beside its last group of cells, and for
+  // the ring before it rounded up to whole groups (a staged copy's box of a
+  // line starts that far before its first cell: StagedRing::lead_x).
   constexpr std::int64_t kAligned = 32;
-  const std::int64_t widest = (shape.nx + kMostVectorCells - 1) / kMostVectorCells * kMostVectorCells + 2 * shape.depth;
+  const std::int64_t ring_in_groups = (shape.depth + kMostVectorCells - 1) / kMostVectorCells * kMostVectorCells;
+  const std::int64_t widest =
+      (shape.nx + kMostVectorCells - 1) / kMostVectorCells * kMostVectorCells + shape.depth + ring_in_groups;
   s.cols = (widest + kAligned - 1) / kAligned * kAligned;
   s.lead = kAligned - shape.depth;
   s.unit_lines = s.three_d ? shape.rows() : 1;
@@ -220,24 +226,29 @@ struct StencilCode<T>::Tables {
 template <class T>
 struct StencilCode<T>::Generated {
   SweepShape shape;
-  SweepLayout layout;  // the sizes a 3-D register kernel has as constants
-  bool tiled;          // in shared memory (tiled_in_shared), else in registers
+  SweepLayout layout;  // the sizes a 3-D register or staged kernel has as constants
+  bool tiled;          // in shared memory (tiled_in_shared)
+  bool staged;         // staged in shared memory (staged_in_shared), else in registers
+  StagedRing ring;     // the staged kernel's
+  int radius;
+  int gpu;
   RuntimeKernel kernel;
 
   // Whether it sweeps `pass`: a plain sweep, in 3-D of planes with at least
-  // the lines a thread updates unless it tiles them in shared memory.
+  // the lines a thread updates unless it tiles or stages them in shared memory.
   bool takes(const StencilSlab& slab, const StencilPass<T>& pass) const {
     const bool laid_out = slab.nx == layout.nx && slab.lines == layout.lines && slab.cols == layout.cols &&
                           slab.unit_values == layout.unit_values && slab.depth == layout.depth;
     return laid_out && pass.out && pass.check_end <= pass.check_begin &&
-           (!slab.three_d || tiled || slab.lines >= shape.lines) && aligned(slab, pass);
+           (!slab.three_d || tiled || staged || slab.lines >= shape.lines) && aligned(slab, pass);
   }
 
   // Whether each line's first interior cell of `pass`'s buffers is where a
-  // group's vector may be loaded from (StencilSlab puts it there).
+  // group's vector may be loaded from (StencilSlab puts it there), and for
+  // the staged kernel where its copies' boxes may start.
   bool aligned(const StencilSlab& slab, const StencilPass<T>& pass) const {
-    if (tiled || shape.vector == 1) return true;
-    const std::uintptr_t bytes = std::min<std::uintptr_t>(16, shape.vector * sizeof(T));
+    if (tiled || (shape.vector == 1 && !staged)) return true;
+    const std::uintptr_t bytes = staged ? 16 : std::min<std::uintptr_t>(16, shape.vector * sizeof(T));
     const auto at = [&](const T* p) { return p == nullptr || reinterpret_cast<std::uintptr_t>(p + slab.depth) % bytes == 0; };
     return at(pass.in) && at(pass.out) && at(pass.sf);
   }
@@ -250,7 +261,7 @@ struct StencilCode<T>::Generated {
     const i64 chunks = (units + per_block - 1) / per_block;
     const i64 lines_per_block = static_cast<i64>(shape.warps) * shape.lines;
     // The cells of a line a warp updates.
-    const i64 row_cells = 32 * static_cast<i64>(shape.columns) * (tiled ? 1 : shape.vector);
+    const i64 row_cells = 32 * (staged ? shape.vector : static_cast<i64>(shape.columns) * (tiled ? 1 : shape.vector));
     dim3 grid;
     if (slab.three_d) {
       grid = dim3(static_cast<unsigned>((slab.nx + row_cells - 1) / row_cells), static_cast<unsigned>((slab.lines + lines_per_block - 1) / lines_per_block),
@@ -264,9 +275,17 @@ struct StencilCode<T>::Generated {
     const T* sf = pass.sf;
     i64 spike = pass.spike, begin = pass.unit_begin, end = pass.unit_end, nx = slab.nx, lines = slab.lines,
         cols = slab.cols, unit_values = slab.unit_values, depth = slab.depth;
-    void* args[] = {&in, &out, &sf, &spike, &begin, &end, &per_block, &nx, &lines, &cols, &unit_values, &depth};
+    // The staged kernel's copies read the planes the pass reaches, each box
+    // from lead_x values before its tile's first cell.
+    TensorMapBytes planes{};
+    if (staged) {
+      planes = planes_map(in + depth - ring.lead_x, sizeof(T), slab.cols, slab.unit_lines, slab.unit_values, end + radius,
+                          ring.box_x, ring.box_y, "gpu" + std::to_string(gpu) + ": the staged sweep's map of its planes");
+    }
+    void* args[] = {&in, &out, &sf, &spike, &begin, &end, &per_block, &nx, &lines, &cols, &unit_values, &depth, planes.data()};
+    const unsigned threads_y = static_cast<unsigned>(shape.warps) + (staged ? 1 : 0);
     // Its error is the caller's to check, as a <<<>>> launch's: cudaGetLastError.
-    (void)cudaLaunchKernel(kernel.function(), grid, dim3(32, static_cast<unsigned>(shape.warps)), args, 0, stream);
+    (void)cudaLaunchKernel(kernel.function(), grid, dim3(32, threads_y), args, staged ? ring.bytes : 0, stream);
   }
 };
 
@@ -281,6 +300,24 @@ std::string sweep_what(const Stencil& stencil, Precision precision) {
   return "the sweep of the stencil '" + stencil.name + "' in " + to_string(precision);
 }
 
+// `shape`, or, where it stages and GPU `gpu` cannot (before sm_90, or with
+// less shared memory a block than its ring), the stencil's default for a GPU
+// that does not stage where `shape` is the default, else `shape` from registers.
+SweepShape runnable(const Stencil& stencil, Precision precision, SweepShape shape, int gpu) {
+  if (!staged_in_shared(stencil, precision, shape)) return shape;
+  const std::string device = "gpu" + std::to_string(gpu);
+  int major = 0, most = 0;
+  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, gpu), device + ": asking what it can stage");
+  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu), device + ": asking what it can stage");
+  const std::size_t bytes = StagedRing::of(stencil, precision, shape).bytes;
+  if (major >= 9 && bytes <= static_cast<std::size_t>(most)) return shape;
+  log::info("{}: the staged sweep of '{}' needs sm_90 and {} bytes of shared memory a block (it has sm_{}0 and {}); it sweeps without",
+            device, stencil.name, bytes, major, most);
+  if (shape == SweepShape::default_for(stencil, precision)) return SweepShape::default_for(stencil, precision, false);
+  shape.staged = false;
+  return shape;
+}
+
 }  // namespace
 
 void compile_sweeps_ahead(const std::string& device, const StencilJob& job, const std::vector<Tuning>& tunings, int gpu) {
@@ -290,7 +327,9 @@ void compile_sweeps_ahead(const std::string& device, const StencilJob& job, cons
     StencilJob tuned = job;
     tuned.tuning = tuning;
     const SweepChoice choice = sweep_choice(device, tuned);
-    if (choice.generated) sources.push_back(sweep_kernel_source(job.stencil, job.precision, choice.shape, &layout));
+    if (!choice.generated) continue;
+    const SweepShape shape = runnable(job.stencil, job.precision, choice.shape, gpu);
+    sources.push_back(sweep_kernel_source(job.stencil, job.precision, shape, &layout));
   }
   compile_ahead(sources, gpu, sweep_what(job.stencil, job.precision));
 }
@@ -304,9 +343,16 @@ StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int 
     const std::string what = sweep_what(stencil, precision);
     try {
       const SweepLayout layout = layout_of(slab);
-      generated_.reset(new Generated{
-          sweep.shape, layout, tiled_in_shared(stencil, precision, sweep.shape),
-          RuntimeKernel(sweep_kernel_source(stencil, precision, sweep.shape, &layout), kSweepEntry, gpu, what)});
+      const SweepShape made = runnable(stencil, precision, sweep.shape, gpu);
+      const bool staged = staged_in_shared(stencil, precision, made);
+      generated_.reset(new Generated{made, layout, tiled_in_shared(stencil, precision, made), staged,
+                                     StagedRing::of(stencil, precision, made), stencil.radius(), gpu,
+                                     RuntimeKernel(sweep_kernel_source(stencil, precision, made, &layout), kSweepEntry, gpu, what)});
+      if (staged) {
+        HETSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(generated_->kernel.function(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(generated_->ring.bytes)),
+                              "gpu" + std::to_string(gpu) + ": giving " + what + " its shared memory");
+      }
     } catch (const CudaError& e) {
       // The table-driven kernel gives the same bits, more slowly.
       log::warn("{}; its plain sweeps run the table-driven kernel", e.what());

@@ -10,9 +10,14 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   // A variable stencil's sweep reads its coefficient grids: one kernel, coefficient_kernels.cuh.
   if (job.stencil.variable) return {};
   const SweepShape d = SweepShape::default_for(job.stencil, job.precision);
-  // The shape is the generated kernel's; a group of cells, the register kernel's.
+  const bool three_d = job.stencil.dimension == 3;
+  // The shape is the generated kernel's; a group of cells, the register and
+  // staged kernels'; columns and ahead, the register and tiled kernels'; halo,
+  // the register kernel's.
   const std::map<std::string, std::vector<int>> generated = {{"generated", {1}}};
-  const std::map<std::string, std::vector<int>> in_registers = {{"generated", {1}}, {"shared", {0}}};
+  const std::map<std::string, std::vector<int>> grouped = {{"generated", {1}}, {"shared", {0}}};
+  std::map<std::string, std::vector<int>> unstaged = generated, in_registers = grouped;
+  if (three_d) unstaged["staged"] = in_registers["staged"] = {0};
   // Groups no wider than the stencil's reach along the line: the values beside one make a vector.
   const std::vector<int> halo_groups = halo_vector_cells(job.stencil);
   std::map<std::string, std::vector<int>> in_groups = in_registers;
@@ -20,12 +25,15 @@ std::vector<Tunable> stencil_tunables(const StencilJob& job) {
   std::vector<Tunable> out = {{"generated", {0, 1}, 1},
                               {"shared", {0, 1}, d.shared ? 1 : 0, true},
                               {"warps", {1, 2, 4, 8}, d.warps, false, generated},
-                              {"columns", {1, 2, 4}, d.columns, false, generated},
+                              {"columns", {1, 2, 4}, d.columns, false, unstaged},
                               {"units", {4, 8, 16, 32, 64, 128}, d.units, false, generated},
-                              {"vector", {1, 2, kMostVectorCells}, d.vector, false, in_registers},
-                              {"ahead", {0, 2}, d.ahead, false, generated}};
+                              {"vector", {1, 2, kMostVectorCells}, d.vector, false, grouped},
+                              {"ahead", {0, 2}, d.ahead, false, unstaged}};
   if (!halo_groups.empty()) out.push_back({"halo", {0, 1}, d.halo ? 1 : 0, false, in_groups});
-  if (job.stencil.dimension == 3) out.push_back({"lines", {1, 2, 4}, d.lines, false, generated});
+  if (three_d) {
+    out.push_back({"lines", {1, 2, 4}, d.lines, false, generated});
+    out.push_back({"staged", {0, 1}, d.staged ? 1 : 0, true, grouped});
+  }
   return out;
 }
 
@@ -49,7 +57,10 @@ SweepChoice sweep_choice(const std::string& device, const StencilJob& job) {
   const bool lists_halo =
       std::any_of(parameters.begin(), parameters.end(), [](const Tunable& t) { return t.name == "halo"; });
   if (lists_halo) c.shape.halo = value("halo") == 1;
-  if (job.stencil.dimension == 3) c.shape.lines = value("lines");
+  if (job.stencil.dimension == 3) {
+    c.shape.lines = value("lines");
+    c.shape.staged = value("staged") == 1;
+  }
   return c;
 }
 

@@ -22,8 +22,10 @@ struct SweepChoice {
 /// "shared" (1: the generated kernel tiles each unit in shared memory),
 /// "warps", "columns", "units", "vector", "ahead" (units asked of L2 ahead of
 /// the march), "halo" (the values beside a group loaded as vectors; where
-/// halo_vector_cells has groups), and in 3-D "lines"; none for a variable
-/// stencil, whose sweep is its own kernel.
+/// halo_vector_cells has groups), and in 3-D "lines" and "staged" (1: the
+/// generated kernel, unless tiled, stages each plane in shared memory with
+/// tensor copies; staged_codegen.hpp); none for a variable stencil, whose
+/// sweep is its own kernel.
 std::vector<Tunable> stencil_tunables(const StencilJob& job);
 
 /// The choice `job.tuning` makes, defaults where it names nothing; throws

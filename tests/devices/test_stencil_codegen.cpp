@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "devices/cuda/cuda_info.hpp"
 #include "devices/cuda/cuda_resources.hpp"
 #include "devices/cuda/runtime_kernel.hpp"
+#include "devices/cuda/staged_codegen.hpp"
 #include "devices/cuda/stencil_codegen.hpp"
 #include "devices/cuda/stencil_kernels.cuh"
 #include "devices/cuda/stencil_tuning.hpp"
@@ -39,13 +41,35 @@ std::vector<Stencil> stencils() {
   return out;
 }
 
+// A 3-D stencil whose points reach `along` cells along the line and `across`
+// lines and planes.
+Stencil reaching(int along, int across) {
+  Stencil s;
+  s.name = "reach";
+  s.dimension = 3;
+  s.diagonal = 10.0;
+  for (int a : {-1, 1}) {
+    s.points.push_back({a * along, 0, 0, 1.0});
+    s.points.push_back({0, a * across, 0, 1.0});
+    s.points.push_back({0, 0, a * across, 1.0});
+  }
+  s.validate();
+  return s;
+}
+
 // Each kernel at the stencil's default shape and others: groups of 1, 2 and 4
-// cells a lane (the tiled kernel takes one), and units asked of L2 ahead.
+// cells a lane (the tiled kernel takes one), units asked of L2 ahead, and
+// staged (3-D) blocks of one line to more than the plane has.
 std::vector<SweepShape> shapes(const Stencil& s) {
   SweepShape registers = SweepShape::default_for(s, Precision::Double), shared = registers;
   registers.shared = false;
+  registers.staged = false;
   shared.shared = true;
   return {registers,
+          SweepShape{4, 1, 2, 64, false, 4, 0, false, true},
+          SweepShape{1, 1, 1, 3, false, 1, 0, false, true},
+          SweepShape{2, 1, 4, 5, false, 2, 0, false, true},
+          SweepShape{8, 1, 2, 4, false, 4, 0, false, true},
           SweepShape{8, 3, 1, 7},
           SweepShape{1, 1, 2, 5},
           SweepShape{2, 2, 1, 3, false, 4},
@@ -70,7 +94,7 @@ std::string compile_errors(const std::string& source) {
   }
 }
 
-TEST(StencilCodegen, ThreeDimensionalStencilsOfRadiusThreeOrMoreTileInSharedMemoryByDefaultInDouble) {
+TEST(StencilCodegen, WhereTheGpuDoesNotStage3DStencilsOfRadiusThreeOrMoreTileInSharedMemoryByDefaultInDouble) {
   Stencil star2;  // a 3-D star of radius 2
   star2.name = "star2";
   star2.dimension = 3;
@@ -81,14 +105,89 @@ TEST(StencilCodegen, ThreeDimensionalStencilsOfRadiusThreeOrMoreTileInSharedMemo
     }
   }
   star2.validate();
-  EXPECT_TRUE(SweepShape::default_for(Stencil::builtin("star4"), Precision::Double).shared);
-  EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("star4"), Precision::Float).shared);
-  EXPECT_FALSE(SweepShape::default_for(star2, Precision::Double).shared);
+  EXPECT_TRUE(SweepShape::default_for(Stencil::builtin("star4"), Precision::Double, false).shared);
+  EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("star4"), Precision::Float, false).shared);
+  EXPECT_FALSE(SweepShape::default_for(star2, Precision::Double, false).shared);
   for (Precision precision : {Precision::Float, Precision::Double}) {
-    EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("poisson7"), precision).shared);
-    EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box27"), precision).shared);
-    EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box9"), precision).shared);
+    EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("star4"), precision, false).staged);
+    for (bool stages : {false, true}) {
+      EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("poisson7"), precision, stages).shared);
+      EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box27"), precision, stages).shared);
+      EXPECT_FALSE(SweepShape::default_for(Stencil::builtin("box9"), precision, stages).shared);
+    }
   }
+}
+
+TEST(StencilCodegen, WhereTheGpuStages3DStencilsOfRadiusThreeOrMoreAreStagedByDefault) {
+  const Stencil star4 = Stencil::builtin("star4");
+  for (Precision precision : {Precision::Float, Precision::Double}) {
+    const SweepShape shape = SweepShape::default_for(star4, precision);
+    EXPECT_TRUE(shape.staged) << to_string(precision);
+    EXPECT_FALSE(shape.shared);
+    EXPECT_TRUE(cuda::staged_in_shared(star4, precision, shape));
+    EXPECT_EQ(shape.vector * value_bytes(precision), 16u) << "groups of 16 bytes";
+    EXPECT_EQ(shape.warps * shape.lines, 8);
+    for (const Stencil& other : {reaching(2, 2), Stencil::builtin("poisson7"), Stencil::builtin("box27"), Stencil::builtin("box9")}) {
+      EXPECT_FALSE(SweepShape::default_for(other, precision).staged) << other.name;
+    }
+  }
+  // Asked of a 2-D stencil, or with the tiles in shared memory, it is not staged.
+  SweepShape asked = SweepShape::default_for(star4, Precision::Float);
+  EXPECT_FALSE(cuda::staged_in_shared(Stencil::builtin("box9"), Precision::Float, asked));
+  asked.shared = true;
+  asked.vector = 1;
+  EXPECT_FALSE(cuda::staged_in_shared(star4, Precision::Float, asked));
+}
+
+TEST(StencilCodegen, StagingIsTunedIn3DAndPicksTheKernel) {
+  StencilJob job;
+  job.poisson5 = false;
+  job.precision = Precision::Double;
+  job.stencil = Stencil::builtin("star4");
+  const auto listed = [&](const char* name) {
+    const std::vector<Tunable> all = cuda::stencil_tunables(job);
+    const auto it = std::find_if(all.begin(), all.end(), [&](const Tunable& t) { return t.name == name; });
+    return it == all.end() ? std::optional<Tunable>() : *it;
+  };
+  const std::optional<Tunable> staged = listed("staged");
+  ASSERT_TRUE(staged);
+  EXPECT_TRUE(staged->family) << "each kernel is searched from";
+  EXPECT_EQ(staged->default_value, 1);
+  EXPECT_TRUE(cuda::sweep_choice("gpu0", job).shape.staged);
+  job.tuning = {{"staged", 0}};
+  EXPECT_FALSE(cuda::sweep_choice("gpu0", job).shape.staged);
+  // What the staged kernel does not read is tuned without it.
+  for (const char* name : {"columns", "ahead", "halo"}) {
+    const std::optional<Tunable> t = listed(name);
+    ASSERT_TRUE(t) << name;
+    EXPECT_EQ(t->only_with.at("staged"), std::vector<int>{0}) << name;
+  }
+  job.stencil = Stencil::builtin("box9");
+  job.tuning = {};
+  EXPECT_FALSE(listed("staged")) << "2-D stencils are not staged";
+}
+
+TEST(StencilCodegen, AStagedRingHoldsThePlanesAStepReadsAndThoseCopiedAhead) {
+  const Stencil star4 = Stencil::builtin("star4");
+  const cuda::StagedRing ring = cuda::StagedRing::of(star4, Precision::Float, SweepShape{4, 1, 2, 64, false, 4, 0, false, true});
+  // The plane's neighbours within it, and the own cells of the plane 4 ahead, which join the registers.
+  EXPECT_EQ(ring.low, 0);
+  EXPECT_EQ(ring.high, 4);
+  EXPECT_EQ(ring.slots, 5 + cuda::kStagedAhead);
+  EXPECT_EQ(ring.tile_x, 128);
+  EXPECT_EQ(ring.box_x, 128 + 2 * 4);
+  EXPECT_EQ(ring.box_y, 8 + 2 * 4);
+  EXPECT_EQ(ring.box_bytes, std::size_t{136} * 16 * sizeof(float));
+  EXPECT_EQ(ring.slot_bytes % 128, 0u);
+  EXPECT_GE(ring.bytes, ring.slots * ring.box_bytes);
+  EXPECT_EQ(ring.threads, 32 * 5) << "the updating warps and the copying one";
+  // box27 reads the planes either side through the ring; radius 1 in double
+  // with groups of 4 still starts a box a whole group before its tile.
+  const cuda::StagedRing box = cuda::StagedRing::of(Stencil::builtin("box27"), Precision::Double, SweepShape{2, 1, 1, 8, false, 4, 0, false, true});
+  EXPECT_EQ(box.low, -1);
+  EXPECT_EQ(box.high, 1);
+  EXPECT_EQ(box.lead_x, 4);
+  EXPECT_EQ(box.lead_y, 1);
 }
 
 TEST(StencilCodegen, ByDefaultAThreadUpdatesGroupsOfSixteenBytesOfCellsAndHalfThatFromRadiusTwoIn3D) {
@@ -96,14 +195,14 @@ TEST(StencilCodegen, ByDefaultAThreadUpdatesGroupsOfSixteenBytesOfCellsAndHalfTh
     EXPECT_EQ(SweepShape::default_for(Stencil::builtin(name), Precision::Float).vector, 4) << name;
     EXPECT_EQ(SweepShape::default_for(Stencil::builtin(name), Precision::Double).vector, 2) << name;
   }
-  EXPECT_EQ(SweepShape::default_for(Stencil::builtin("star4"), Precision::Float).vector, 2);
+  EXPECT_EQ(SweepShape::default_for(Stencil::builtin("star4"), Precision::Float, false).vector, 2);
   // Tiled in shared memory: one cell a group.
-  EXPECT_EQ(SweepShape::default_for(Stencil::builtin("star4"), Precision::Double).vector, 1);
+  EXPECT_EQ(SweepShape::default_for(Stencil::builtin("star4"), Precision::Double, false).vector, 1);
 }
 
 TEST(StencilCodegen, AKernelTilesInSharedMemoryWhereAskedAndItsRingFits) {
   const Stencil star4 = Stencil::builtin("star4");
-  EXPECT_TRUE(cuda::tiled_in_shared(star4, Precision::Double, SweepShape::default_for(star4, Precision::Double)));
+  EXPECT_TRUE(cuda::tiled_in_shared(star4, Precision::Double, SweepShape::default_for(star4, Precision::Double, false)));
   EXPECT_FALSE(cuda::tiled_in_shared(star4, Precision::Double, SweepShape{8, 4, 2, 7, true, 2}));
   EXPECT_FALSE(cuda::tiled_in_shared(star4, Precision::Float, SweepShape::default_for(star4, Precision::Float)));
 }
@@ -111,7 +210,7 @@ TEST(StencilCodegen, AKernelTilesInSharedMemoryWhereAskedAndItsRingFits) {
 TEST(StencilCodegen, ByDefaultRegisterSweepsMarchShortAndAskL2AheadButForSmallStencilsInFloat) {
   for (Precision precision : {Precision::Float, Precision::Double}) {
     for (const char* name : {"box27", "star4", "poisson7"}) {
-      const SweepShape shape = SweepShape::default_for(Stencil::builtin(name), precision);
+      const SweepShape shape = SweepShape::default_for(Stencil::builtin(name), precision, false);
       if (shape.shared) continue;
       EXPECT_EQ(shape.units, 8) << name;
       const bool small = std::string(name) == "poisson7" && precision == Precision::Float;
@@ -120,7 +219,7 @@ TEST(StencilCodegen, ByDefaultRegisterSweepsMarchShortAndAskL2AheadButForSmallSt
     EXPECT_EQ(SweepShape::default_for(Stencil::builtin("box9"), precision).units, 4);
     EXPECT_EQ(SweepShape::default_for(Stencil::builtin("box9"), precision).ahead, 0);
   }
-  const SweepShape tiled = SweepShape::default_for(Stencil::builtin("star4"), Precision::Double);
+  const SweepShape tiled = SweepShape::default_for(Stencil::builtin("star4"), Precision::Double, false);
   ASSERT_TRUE(tiled.shared);
   EXPECT_EQ(tiled.units, 32);
   EXPECT_EQ(tiled.ahead, 0);
@@ -151,7 +250,7 @@ std::pair<int, int> loads_in(const std::string& source) {
 
 TEST(StencilCodegen, ValuesBesideAGroupWithinTheReachAreLoadedAsVectorsWhereAsked) {
   const Stencil star4 = Stencil::builtin("star4");
-  SweepShape shape = SweepShape::default_for(star4, Precision::Float);
+  SweepShape shape = SweepShape::default_for(star4, Precision::Float, false);
   shape.shared = false;
   shape.vector = 4;
   const auto [one, vectors] = loads_in(cuda::sweep_kernel_source(star4, Precision::Float, shape));
@@ -168,22 +267,6 @@ TEST(StencilCodegen, ValuesBesideAGroupWithinTheReachAreLoadedAsVectorsWhereAske
   box.halo = true;
   EXPECT_EQ(loads_in(cuda::sweep_kernel_source(box27, Precision::Float, box)),
             loads_in(cuda::sweep_kernel_source(box27, Precision::Float, SweepShape::default_for(box27, Precision::Float))));
-}
-
-// A 3-D stencil whose points reach `along` cells along the line and `across`
-// lines and planes.
-Stencil reaching(int along, int across) {
-  Stencil s;
-  s.name = "reach";
-  s.dimension = 3;
-  s.diagonal = 10.0;
-  for (int a : {-1, 1}) {
-    s.points.push_back({a * along, 0, 0, 1.0});
-    s.points.push_back({0, a * across, 0, 1.0});
-    s.points.push_back({0, 0, a * across, 1.0});
-  }
-  s.validate();
-  return s;
 }
 
 TEST(StencilCodegen, VectorsBesideAGroupAreTunedWithGroupsNoWiderThanTheReachAlongTheLine) {
@@ -288,6 +371,7 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape, bool grid
   }
   EXPECT_EQ(wrong, 0) << s.name << " warps " << shape.warps << " columns " << shape.columns << " lines " << shape.lines
                       << " units " << shape.units << " vector " << shape.vector << (shape.shared ? " shared" : "") << (shape.halo ? " halo" : "")
+                      << (shape.staged ? " staged" : "")
                       << (grid_source ? " grid source" : " spike") << " nx " << nx << ": first at value " << first_wrong;
 }
 
@@ -300,6 +384,11 @@ TEST(StencilCodegen, SlabsAlignEveryLineWithRoomBesideItsLastGroupOfCells) {
     // The last group of cuda::kMostVectorCells and the radius beside it.
     const std::int64_t groups = (grid.nx + cuda::kMostVectorCells - 1) / cuda::kMostVectorCells;
     EXPECT_GE(slab.cols, groups * cuda::kMostVectorCells + 2 * grid.depth) << grid.nx;
+    // A staged copy's box of a line starts up to the ring in whole groups
+    // before the tile's first cell (StagedRing::lead_x); the line's values
+    // from there must still reach the ring after its last cell.
+    const std::int64_t lead = (grid.depth + cuda::kMostVectorCells - 1) / cuda::kMostVectorCells * cuda::kMostVectorCells;
+    EXPECT_GE(slab.cols - lead, grid.nx + grid.depth) << grid.nx;
     EXPECT_EQ(slab.unit_lines, lines);
     EXPECT_EQ(slab.unit_values, slab.cols * lines);
   }

@@ -1,0 +1,28 @@
+// Tensor maps for the staged sweep's copies (staged_codegen.hpp): the driver's
+// cuTensorMapEncodeTiled, looked up in the driver library at run time, so
+// that the library still links no driver API.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace hetstencil::cuda {
+
+/// A CUtensorMap's bytes, as a kernel takes it. Not the driver's type, whose
+/// 64-byte alignment the CUDA compiler's host code does not keep for the
+/// copies it makes (a misaligned store of one faulted on an H200).
+using TensorMapBytes = std::array<unsigned char, 128>;
+
+/// The planes of a slab's buffer as a tensor of 3 axes (a line's values, a
+/// plane's lines, planes) whose boxes are `box_x` values of `box_y` lines of one
+/// plane: `first` is the value at coordinates (0, 0, 0) (16-byte aligned), a
+/// line holds `line_values` of them (`line_values` apart), a plane
+/// `plane_lines` lines (`plane_values` apart), and there are `planes`. Values
+/// past those read as zeros. Throws CudaError naming `where` when the driver
+/// has no encoder or refuses the map.
+TensorMapBytes planes_map(const void* first, std::size_t value_bytes, std::int64_t line_values, std::int64_t plane_lines,
+                       std::int64_t plane_values, std::int64_t planes, int box_x, int box_y, const std::string& where);
+
+}  // namespace hetstencil::cuda
