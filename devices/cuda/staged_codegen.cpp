@@ -149,11 +149,11 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   Source s;
   codegen::open_kernel(s, stencil, precision, shape, "staged in shared memory", vector);
   s.add(kRingFunctions);
-  // Two blocks an SM: on an H200 (512^3, float, 8 warps of 2 lines of groups
-  // of 4, each plane's lines copied one by one) star4 swept in 2.37 of a
-  // copy's time with one block an SM (116 registers), 1.59 with two (96).
-  // Asking for three (at most 128 registers) spilled star4's default shape.
-  const int min_blocks = 2;
+  // Two blocks an SM at least, and at most 128 registers a thread where that
+  // leaves room for more: on an H200 (512^3, float, 8 warps of 2 lines of
+  // groups of 4, each plane's lines copied one by one) star4 swept in 2.37 of
+  // a copy's time with one block an SM (116 registers), 1.59 with two (96).
+  const int min_blocks = std::max(2, 65536 / (ring.threads * 128));
   s.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}, {}) {}(", ring.threads, min_blocks, kSweepEntry));
   s.line("    const T* __restrict__ in, T* __restrict__ out, const T* __restrict__ sf, i64 spike,");
   if (layout) {
@@ -255,19 +255,7 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
     for (int i = 0; i < vector; ++i) names.push_back(ring_var(r, i));
     s.line(load_group("    ", fmt::format("tile + {} + {}", slot_of(r.march), r.row * ring.box_x + r.group * vector), names, false));
   }
-  for (int c = 0; c < lines; ++c) {
-    s.line(fmt::format("    const i64 cell{0} = z * unit_values + at{0};", c));
-    if (vector == 1) continue;
-    std::string f, refs;
-    for (int i = 0; i < vector; ++i) {
-      f += fmt::format("{}f{}_{} = 0", i == 0 ? "" : ", ", i, c);
-      refs += fmt::format(", f{}_{}", i, c);
-    }
-    s.line(fmt::format("    T {};", f));
-    s.line(fmt::format("    if (sf) {{ cells_load(sf + cell{}{}); }} else {{", c, refs));
-    for (int i = 0; i < vector; ++i) s.line(fmt::format("      f{0}_{1} = spike - cell{1} == {0} ? (T)1 : (T)0;", i, c));
-    s.line("    }");
-  }
+  for (int c = 0; c < lines; ++c) s.line(fmt::format("    const i64 cell{0} = z * unit_values + at{0};", c));
   codegen::update_cells(
       s, stencil, terms, precision, cells,
       [&](const Cell& cell, const Term& t) {
@@ -276,10 +264,10 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
         if (from_column(t.march, row, group)) return column_var(t.march, row, i);
         return ring_var(RingRead{t.march, row, group}, i);
       },
-      [&](const Cell& cell) {
-        if (vector > 1) return fmt::format("f{}_{}", cell.i, cell.c);
-        return codegen::source_of(fmt::format("cell{}", cell.c));
-      });
+      // A cell's source is read where its sum ends, one value at a time: read
+      // as a group's vector at the step's start, the sources of star4's default
+      // shape took 145 registers a thread in float, against 122.
+      [&](const Cell& cell) { return codegen::source_of(fmt::format("cell{} + {}", cell.c, cell.i)); });
   // The ring's oldest plane is read: its slot may take the next copy.
   s.line("    __syncwarp();");
   s.line(fmt::format("    if (lane == 0) barrier_arrive(&empty[k % {}]);", ring.slots));
