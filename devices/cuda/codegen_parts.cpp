@@ -78,6 +78,8 @@ int line_reach(const Stencil& stencil) {
   return reach;
 }
 
+int floor_div(int a, int b) { return a >= 0 ? a / b : -((b - 1 - a) / b); }
+
 const char* type_of(Precision precision) { return precision == Precision::Float ? "float" : "double"; }
 
 std::string literal(double value, const char* type) { return fmt::format("(({}){:a})", type, value); }

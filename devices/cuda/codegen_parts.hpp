@@ -45,6 +45,10 @@ std::vector<Term> terms_of(const Stencil& stencil);
 /// The farthest a point reaches along the line, either side.
 int line_reach(const Stencil& stencil);
 
+/// a / b rounded down (b > 0): the group of `b` cells that holds the cell
+/// `a` cells along the line from a group's first.
+int floor_div(int a, int b);
+
 /// "float" or "double".
 const char* type_of(Precision precision);
 

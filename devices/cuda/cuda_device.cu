@@ -129,7 +129,7 @@ class CudaDevice final : public Device {
   // poisson5's kernels are tuned by hand (jacobi_kernels.cuh); any other
   // stencil's sweep has its kernel and shape to choose.
   std::vector<Tunable> tunables(const StencilJob& job) const override {
-    return job.poisson5 ? std::vector<Tunable>{} : cuda::stencil_tunables(job);
+    return job.poisson5 ? std::vector<Tunable>{} : cuda::stencil_tunables(job, cuda::gpu_stages(gpu_));
   }
   void prepare_sweeps(const StencilJob& job, const std::vector<Tuning>& tunings) const override {
     if (!job.poisson5) cuda::compile_sweeps_ahead(info_.name, job, tunings, gpu_);

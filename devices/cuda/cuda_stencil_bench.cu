@@ -22,7 +22,7 @@ template <class T>
 struct BenchSlab {
   BenchSlab(const StencilJob& job, int gpu, std::int64_t units, const std::string& where)
       : slab(cuda::StencilSlab::of(job.shape())),
-        code(job.stencil, job.shape(), gpu, cuda::sweep_choice("gpu" + std::to_string(gpu), job)),
+        code(job.stencil, job.shape(), gpu, cuda::sweep_choice("gpu" + std::to_string(gpu), job, cuda::gpu_stages(gpu))),
         values(static_cast<std::size_t>(slab.buffer_values(units + 2 * job.stencil.radius()))),
         u(values * sizeof(T), where),
         v(values * sizeof(T), where),

@@ -265,7 +265,8 @@ class CudaStencilSlab final : public CudaStencilRunner {
     staged_ = cuda::DeviceMemory(staged_bytes(*job_, slab_), context("allocating staged edge units"));
     slot_t_[0] = slot_t_[1] = -1;
     next_slot_ = 0;
-    auto made = std::make_unique<cuda::StencilCode<T>>(job_->stencil, job_->shape(), gpu_, cuda::sweep_choice(name_, *job_));
+    auto made = std::make_unique<cuda::StencilCode<T>>(job_->stencil, job_->shape(), gpu_,
+                                                       cuda::sweep_choice(name_, *job_, cuda::gpu_stages(gpu_)));
     if constexpr (std::is_same_v<T, float>) {
       code_float_ = std::move(made);
     } else {

@@ -36,6 +36,9 @@ std::pair<int, int> column_planes(const std::vector<Term>& terms) {
   return {low, high};
 }
 
+// The values of T in the widest vector a thread loads: 16 bytes.
+int per_16_bytes(Precision precision) { return static_cast<int>(16 / value_bytes(precision)); }
+
 // What a step reads of the ring: a group of `vector` cells `group` groups
 // along the line from the thread's own, `row` lines from its first line, in
 // the plane `march` away.
@@ -82,7 +85,7 @@ StagedRing StagedRing::of(const Stencil& stencil, Precision precision, const Swe
   r.tile_x = 32 * shape.vector;
   r.tile_y = shape.warps * shape.lines;
   // Whole groups beside the tile, and a box that starts on 16 bytes.
-  const int step = std::max(static_cast<int>(16 / value_bytes(precision)), shape.vector);
+  const int step = std::max(per_16_bytes(precision), shape.vector);
   r.lead_x = (codegen::line_reach(stencil) + step - 1) / step * step;
   for (const Term& t : terms) {
     if (!in_column(t)) r.lead_y = std::max(r.lead_y, std::abs(t.row));
@@ -119,7 +122,7 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   const int vector = shape.vector;
   const int lines = shape.lines;
   const char* type = codegen::type_of(precision);
-  const int per_load = std::min(vector, static_cast<int>(16 / value_bytes(precision)));
+  const int per_load = std::min(vector, per_16_bytes(precision));
   const std::string vector_type = per_load > 1 ? fmt::format("{}{}", type, per_load) : type;
   const char* fields = "xyzw";
   // A thread's cells: group 0 (one a thread), cell i, line c.
@@ -130,7 +133,7 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   // Where a term's value of a cell comes from: the column's registers (the
   // thread's own group of one of its lines, in a plane the column keeps), or
   // a group read from the ring.
-  const auto group_of = [&](int dx) { return dx >= 0 ? dx / vector : -((vector - 1 - dx) / vector); };
+  const auto group_of = [&](int dx) { return codegen::floor_div(dx, vector); };
   const auto from_column = [&](int march, int row, int group) {
     return column && group == 0 && row >= 0 && row < lines && march >= column_low && march <= column_high;
   };
@@ -150,10 +153,12 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   codegen::open_kernel(s, stencil, precision, shape, "staged in shared memory", vector);
   s.add(kRingFunctions);
   // Two blocks an SM at least, and at most 128 registers a thread where that
-  // leaves room for more: on an H200 (512^3, float, 8 warps of 2 lines of
-  // groups of 4, each plane's lines copied one by one) star4 swept in 2.37 of
-  // a copy's time with one block an SM (116 registers), 1.59 with two (96).
-  const int min_blocks = std::max(2, 65536 / (ring.threads * 128));
+  // leaves room for more, as many as an sm_90 SM's 228 KB of shared memory
+  // holds rings: on an H200 (512^3, float, 8 warps of 2 lines of groups of 4,
+  // each plane's lines copied one by one) star4 swept in 2.37 of a copy's
+  // time with one block an SM (116 registers), 1.59 with two (96).
+  const int by_shared = std::max<int>(1, static_cast<int>(228 * 1024 / ring.bytes));
+  const int min_blocks = std::min(std::max(2, 65536 / (ring.threads * 128)), by_shared);
   s.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}, {}) {}(", ring.threads, min_blocks, kSweepEntry));
   s.line("    const T* __restrict__ in, T* __restrict__ out, const T* __restrict__ sf, i64 spike,");
   if (layout) {
@@ -266,7 +271,7 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
       },
       // A cell's source is read where its sum ends, one value at a time: read
       // as a group's vector at the step's start, the sources of star4's default
-      // shape took 145 registers a thread in float, against 122.
+      // shape took 145 registers a thread in float, against 127.
       [&](const Cell& cell) { return codegen::source_of(fmt::format("cell{} + {}", cell.c, cell.i)); });
   // The ring's oldest plane is read: its slot may take the next copy.
   s.line("    __syncwarp();");

@@ -116,7 +116,7 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
   // line and room for it after its last group: StencilSlab) and of which the
   // thread reads two or more.
   // The first value of the aligned vector that holds the value dx along the line.
-  auto group_of = [&](int dx) { return (dx >= 0 ? dx / vector : -((vector - 1 - dx) / vector)) * vector; };
+  auto group_of = [&](int dx) { return codegen::floor_div(dx, vector) * vector; };
   std::set<Load> halo_groups;
   if (shape.halo && vector > 1) {
     std::map<Load, int> read;

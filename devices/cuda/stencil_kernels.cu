@@ -184,13 +184,12 @@ StencilSlab StencilSlab::of(const GridShape& shape) {
   s.segments = (shape.nx + kSegmentCells - 1) / kSegmentCells;
   // Every line's first interior cell on 128 bytes of floats (a warp's loads
   // and stores whole cache lines, a group's cells one aligned vector), and
-  // room in the line for the values beside its last group of cells, and for
-  // the ring before it rounded up to whole groups (a staged copy's box of a
-  // line starts that far before its first cell: StagedRing::lead_x).
+  // room in the line for the values beside its last group of cells; in 3-D,
+  // for the ring before it rounded up to whole groups (a staged copy's box of
+  // a line starts that far before its first cell: StagedRing::lead_x).
   constexpr std::int64_t kAligned = 32;
-  const std::int64_t ring_in_groups = (shape.depth + kMostVectorCells - 1) / kMostVectorCells * kMostVectorCells;
-  const std::int64_t widest =
-      (shape.nx + kMostVectorCells - 1) / kMostVectorCells * kMostVectorCells + shape.depth + ring_in_groups;
+  const std::int64_t before = s.three_d ? (shape.depth + kMostVectorCells - 1) / kMostVectorCells * kMostVectorCells : shape.depth;
+  const std::int64_t widest = (shape.nx + kMostVectorCells - 1) / kMostVectorCells * kMostVectorCells + shape.depth + before;
   s.cols = (widest + kAligned - 1) / kAligned * kAligned;
   s.lead = kAligned - shape.depth;
   s.unit_lines = s.three_d ? shape.rows() : 1;
@@ -276,11 +275,12 @@ struct StencilCode<T>::Generated {
     i64 spike = pass.spike, begin = pass.unit_begin, end = pass.unit_end, nx = slab.nx, lines = slab.lines,
         cols = slab.cols, unit_values = slab.unit_values, depth = slab.depth;
     // The staged kernel's copies read the planes the pass reaches, each box
-    // from lead_x values before its tile's first cell.
+    // from lead_x values before its tile's first cell, each line up to its end.
     TensorMapBytes planes{};
     if (staged) {
-      planes = planes_map(in + depth - ring.lead_x, sizeof(T), slab.cols, slab.unit_lines, slab.unit_values, end + radius,
-                          ring.box_x, ring.box_y, "gpu" + std::to_string(gpu) + ": the staged sweep's map of its planes");
+      const i64 from_first = slab.cols - std::max<i64>(0, depth - ring.lead_x);
+      planes = planes_map(in + depth - ring.lead_x, sizeof(T), from_first, slab.cols, slab.unit_lines, slab.unit_values,
+                          end + radius, ring.box_x, ring.box_y, gpu);
     }
     void* args[] = {&in, &out, &sf, &spike, &begin, &end, &per_block, &nx, &lines, &cols, &unit_values, &depth, planes.data()};
     const unsigned threads_y = static_cast<unsigned>(shape.warps) + (staged ? 1 : 0);
@@ -300,20 +300,17 @@ std::string sweep_what(const Stencil& stencil, Precision precision) {
   return "the sweep of the stencil '" + stencil.name + "' in " + to_string(precision);
 }
 
-// `shape`, or, where it stages and GPU `gpu` cannot (before sm_90, or with
-// less shared memory a block than its ring), the stencil's default for a GPU
-// that does not stage where `shape` is the default, else `shape` from registers.
+// `shape`, or, where it stages a ring larger than a block of GPU `gpu` may
+// have in shared memory (large tiles in double), `shape` from registers.
 SweepShape runnable(const Stencil& stencil, Precision precision, SweepShape shape, int gpu) {
   if (!staged_in_shared(stencil, precision, shape)) return shape;
-  const std::string device = "gpu" + std::to_string(gpu);
-  int major = 0, most = 0;
-  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, gpu), device + ": asking what it can stage");
-  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu), device + ": asking what it can stage");
+  int most = 0;
+  HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, gpu),
+                        "gpu" + std::to_string(gpu) + ": asking the shared memory a block may have");
   const std::size_t bytes = StagedRing::of(stencil, precision, shape).bytes;
-  if (major >= 9 && bytes <= static_cast<std::size_t>(most)) return shape;
-  log::info("{}: the staged sweep of '{}' needs sm_90 and {} bytes of shared memory a block (it has sm_{}0 and {}); it sweeps without",
-            device, stencil.name, bytes, major, most);
-  if (shape == SweepShape::default_for(stencil, precision)) return SweepShape::default_for(stencil, precision, false);
+  if (bytes <= static_cast<std::size_t>(most)) return shape;
+  log::info("gpu{}: the staged sweep of '{}' at this shape needs {} bytes of shared memory a block, more than its {}; it sweeps from registers",
+            gpu, stencil.name, bytes, most);
   shape.staged = false;
   return shape;
 }
@@ -326,7 +323,7 @@ void compile_sweeps_ahead(const std::string& device, const StencilJob& job, cons
   for (const Tuning& tuning : tunings) {
     StencilJob tuned = job;
     tuned.tuning = tuning;
-    const SweepChoice choice = sweep_choice(device, tuned);
+    const SweepChoice choice = sweep_choice(device, tuned, gpu_stages(gpu));
     if (!choice.generated) continue;
     const SweepShape shape = runnable(job.stencil, job.precision, choice.shape, gpu);
     sources.push_back(sweep_kernel_source(job.stencil, job.precision, shape, &layout));
@@ -345,14 +342,16 @@ StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int 
       const SweepLayout layout = layout_of(slab);
       const SweepShape made = runnable(stencil, precision, sweep.shape, gpu);
       const bool staged = staged_in_shared(stencil, precision, made);
-      generated_.reset(new Generated{made, layout, tiled_in_shared(stencil, precision, made), staged,
-                                     StagedRing::of(stencil, precision, made), stencil.radius(), gpu,
-                                     RuntimeKernel(sweep_kernel_source(stencil, precision, made, &layout), kSweepEntry, gpu, what)});
+      if (staged) check_tensor_maps(gpu);
+      auto kernel = std::unique_ptr<Generated>(new Generated{
+          made, layout, tiled_in_shared(stencil, precision, made), staged, StagedRing::of(stencil, precision, made),
+          stencil.radius(), gpu, RuntimeKernel(sweep_kernel_source(stencil, precision, made, &layout), kSweepEntry, gpu, what)});
       if (staged) {
-        HETSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(generated_->kernel.function(), cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                   static_cast<int>(generated_->ring.bytes)),
+        HETSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(kernel->kernel.function(), cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   static_cast<int>(kernel->ring.bytes)),
                               "gpu" + std::to_string(gpu) + ": giving " + what + " its shared memory");
       }
+      generated_ = std::move(kernel);
     } catch (const CudaError& e) {
       // The table-driven kernel gives the same bits, more slowly.
       log::warn("{}; its plain sweeps run the table-driven kernel", e.what());
@@ -369,6 +368,11 @@ StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int 
 
 template <class T>
 StencilCode<T>::~StencilCode() = default;
+
+template <class T>
+bool StencilCode<T>::staged() const {
+  return generated_ && generated_->staged;
+}
 
 template <class T>
 bool StencilCode<T>::generated(const StencilSlab& slab, const StencilPass<T>& pass) const {

@@ -12,6 +12,9 @@
 // aligned, so that each warp's loads and stores of a line are whole cache
 // lines (an H100's generated 3-D sweeps ran 3-11% faster than on the grid's
 // dense lines) and a generated kernel's group of cells is one aligned vector.
+// A line has room after its last group of cells for the radius, and in 3-D
+// for the radius rounded up to whole groups before its first (where a staged
+// copy's box of the line starts): a 3-D line may be 32 values longer.
 // Offsets are the slab's (stencil_terms with its pitches).
 // In the table-driven kernel each warp owns one 128-cell segment of a line and walks
 // along the split axis (down the rows in 2-D, across the planes of one row in
@@ -102,8 +105,12 @@ class StencilCode {
   StencilCode& operator=(const StencilCode&) = delete;
 
   /// Queues `pass` on `stream` (nothing when it has no units); launch errors
-  /// are the caller's to check with cudaGetLastError.
+  /// are the caller's to check with cudaGetLastError. Throws CudaError where
+  /// the staged sweep's tensor map of `pass`'s planes cannot be made.
   void launch(const StencilSlab& slab, const StencilPass<T>& pass, cudaStream_t stream) const;
+
+  /// Whether plain sweeps run the staged kernel (staged_codegen.hpp).
+  bool staged() const;
 
   /// Whether launch() runs `pass` with the kernel generated for the
   /// description, else with the table-driven one.

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/stencil_terms.hpp"
@@ -33,11 +35,28 @@ namespace {
 namespace fs = std::filesystem;
 using cuda::SweepShape;
 
+// A 3-D stencil of the points `offsets` {dx, dy, dz}, weights 1 to n.
+Stencil of_points(const std::string& name, const std::vector<std::array<int, 3>>& offsets) {
+  Stencil s;
+  s.name = name;
+  s.dimension = 3;
+  s.diagonal = 64.0;
+  double w = 1.0;
+  for (const auto& o : offsets) s.points.push_back({o[0], o[1], o[2], w++});
+  s.validate();
+  return s;
+}
+
 std::vector<Stencil> stencils() {
   std::vector<Stencil> out;
   for (const std::string& name : builtin_stencil_names()) out.push_back(Stencil::builtin(name));
   out.push_back(testing_support::random_stencil(2, 31, 17));
   out.push_back(testing_support::random_stencil(3, 32, 40));
+  // Radius 3 reaching one cell along the line (a staged box in double starts
+  // before the ring), points along the split axis alone, and none there.
+  out.push_back(of_points("reach1", {{1, 0, 0}, {0, 3, 0}, {0, 0, -3}, {-1, 0, 0}, {0, -2, 1}}));
+  out.push_back(of_points("column", {{0, 0, -2}, {0, 0, 1}, {0, 0, 3}}));
+  out.push_back(of_points("aside", {{1, 0, 0}, {0, -2, 0}, {-1, 1, 1}, {2, 0, -1}}));
   return out;
 }
 
@@ -145,7 +164,7 @@ TEST(StencilCodegen, StagingIsTunedIn3DAndPicksTheKernel) {
   job.precision = Precision::Double;
   job.stencil = Stencil::builtin("star4");
   const auto listed = [&](const char* name) {
-    const std::vector<Tunable> all = cuda::stencil_tunables(job);
+    const std::vector<Tunable> all = cuda::stencil_tunables(job, true);
     const auto it = std::find_if(all.begin(), all.end(), [&](const Tunable& t) { return t.name == name; });
     return it == all.end() ? std::optional<Tunable>() : *it;
   };
@@ -153,9 +172,9 @@ TEST(StencilCodegen, StagingIsTunedIn3DAndPicksTheKernel) {
   ASSERT_TRUE(staged);
   EXPECT_TRUE(staged->family) << "each kernel is searched from";
   EXPECT_EQ(staged->default_value, 1);
-  EXPECT_TRUE(cuda::sweep_choice("gpu0", job).shape.staged);
+  EXPECT_TRUE(cuda::sweep_choice("gpu0", job, true).shape.staged);
   job.tuning = {{"staged", 0}};
-  EXPECT_FALSE(cuda::sweep_choice("gpu0", job).shape.staged);
+  EXPECT_FALSE(cuda::sweep_choice("gpu0", job, true).shape.staged);
   // What the staged kernel does not read is tuned without it.
   for (const char* name : {"columns", "ahead", "halo"}) {
     const std::optional<Tunable> t = listed(name);
@@ -165,6 +184,24 @@ TEST(StencilCodegen, StagingIsTunedIn3DAndPicksTheKernel) {
   job.stencil = Stencil::builtin("box9");
   job.tuning = {};
   EXPECT_FALSE(listed("staged")) << "2-D stencils are not staged";
+}
+
+TEST(StencilCodegen, AGpuThatDoesNotStageTunesAndSweepsWithoutIt) {
+  StencilJob job;
+  job.poisson5 = false;
+  job.precision = Precision::Double;
+  job.stencil = Stencil::builtin("star4");
+  for (const Tunable& t : cuda::stencil_tunables(job, false)) EXPECT_NE(t.name, "staged");
+  const cuda::SweepChoice choice = cuda::sweep_choice("gpu0", job, false);
+  EXPECT_FALSE(choice.shape.staged);
+  EXPECT_EQ(choice.shape, SweepShape::default_for(job.stencil, job.precision, false));
+  job.tuning = {{"staged", 1}};
+  try {
+    cuda::sweep_choice("gpu3", job, false);
+    FAIL() << "staged=1 taken by a GPU that does not stage";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu3"), std::string::npos) << e.what();
+  }
 }
 
 TEST(StencilCodegen, AStagedRingHoldsThePlanesAStepReadsAndThoseCopiedAhead) {
@@ -276,7 +313,7 @@ TEST(StencilCodegen, VectorsBesideAGroupAreTunedWithGroupsNoWiderThanTheReachAlo
   // The groups `halo` is tried with (its only_with "vector"), none where it is not listed.
   const auto groups = [&](const Stencil& s) {
     job.stencil = s;
-    for (const Tunable& t : cuda::stencil_tunables(job)) {
+    for (const Tunable& t : cuda::stencil_tunables(job, true)) {
       if (t.name == "halo") return t.only_with.at("vector");
     }
     return std::vector<int>{};
@@ -290,11 +327,11 @@ TEST(StencilCodegen, VectorsBesideAGroupAreTunedWithGroupsNoWiderThanTheReachAlo
   for (const Stencil& s : {Stencil::builtin("star4"), Stencil::builtin("box27")}) {
     job.stencil = s;
     job.tuning = {};
-    EXPECT_FALSE(cuda::sweep_choice("gpu0", job).shape.halo) << s.name;
+    EXPECT_FALSE(cuda::sweep_choice("gpu0", job, true).shape.halo) << s.name;
   }
   job.stencil = Stencil::builtin("star4");
   job.tuning = {{"halo", 1}};
-  EXPECT_TRUE(cuda::sweep_choice("gpu0", job).shape.halo);
+  EXPECT_TRUE(cuda::sweep_choice("gpu0", job, true).shape.halo);
   // Reaching 2 along the line, groups of 4: no vector beside one lies within the reach.
   SweepShape shape = SweepShape::default_for(reaching(2, 1), Precision::Float);
   shape.vector = cuda::kMostVectorCells;
@@ -348,6 +385,8 @@ void expect_reference_sweep(const Stencil& s, const SweepShape& shape, bool grid
   pass.unit_begin = grid.depth;
   pass.unit_end = grid.depth + units;
   EXPECT_TRUE(code.generated(slab, pass)) << "the generated kernel sweeps a solve's buffers";
+  const Precision precision = std::is_same_v<T, float> ? Precision::Float : Precision::Double;
+  EXPECT_EQ(code.staged(), cuda::staged_in_shared(s, precision, shape) && cuda::gpu_stages(0)) << "the kernel asked for";
   code.launch(slab, pass, nullptr);
   ASSERT_EQ(cudaGetLastError(), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -483,7 +522,7 @@ TEST(StencilCodegen, SweepsCompiledAheadAreKeptForTheSweepsThatLoadThem) {
   EXPECT_EQ(kept(), ahead) << "kept kernels are not compiled again";
   for (const Tuning& t : tunings) {
     job.tuning = t;
-    cuda::StencilCode<float> code(job.stencil, job.shape(), 0, cuda::sweep_choice("gpu0", job));
+    cuda::StencilCode<float> code(job.stencil, job.shape(), 0, cuda::sweep_choice("gpu0", job, true));
   }
   EXPECT_EQ(kept(), ahead) << "each sweep loads the kernel compiled ahead for it";
   unsetenv("XDG_CACHE_HOME");
