@@ -9,9 +9,10 @@
 
 namespace hetstencil::cuda {
 
-/// A CUtensorMap's bytes, as a kernel takes it. Not the driver's type, whose
-/// 64-byte alignment the CUDA compiler's host code does not keep for the
-/// copies it makes (a misaligned store of one faulted on an H200).
+/// A CUtensorMap's bytes, as a kernel takes it. Not the driver's type: handed
+/// by value from host code the CUDA compiler built to code g++ built, with its
+/// 64-byte alignment, it crashed the process on an H200 before the driver was
+/// called (a store to a temporary not so aligned, the likely cause).
 using TensorMapBytes = std::array<unsigned char, 128>;
 
 /// The planes of a slab's buffer as a tensor of 3 axes (a line's values, a
