@@ -40,7 +40,7 @@ std::string quotient_source(double diagonal) {
 std::string vector_source(Precision precision, int vector) {
   const bool single = precision == Precision::Float;
   // The vectors of 16 bytes or less a group is made of, and their fields.
-  const int per_vector = std::min(vector, single ? 4 : 2);
+  const int per_vector = std::min(vector, per_16_bytes(precision));
   const std::string type = fmt::format("{}{}", single ? "float" : "double", per_vector);
   const char* fields = "xyzw";
   std::string values, refs, load, store;
@@ -77,6 +77,8 @@ int line_reach(const Stencil& stencil) {
   for (const StencilPoint& p : stencil.points) reach = std::max(reach, std::abs(p.dx));
   return reach;
 }
+
+int per_16_bytes(Precision precision) { return static_cast<int>(16 / value_bytes(precision)); }
 
 int floor_div(int a, int b) { return a >= 0 ? a / b : -((b - 1 - a) / b); }
 

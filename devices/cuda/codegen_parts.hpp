@@ -49,6 +49,9 @@ int line_reach(const Stencil& stencil);
 /// `a` cells along the line from a group's first.
 int floor_div(int a, int b);
 
+/// The values of `precision` in the widest vector a thread loads: 16 bytes.
+int per_16_bytes(Precision precision);
+
 /// "float" or "double".
 const char* type_of(Precision precision);
 

@@ -36,9 +36,6 @@ std::pair<int, int> column_planes(const std::vector<Term>& terms) {
   return {low, high};
 }
 
-// The values of T in the widest vector a thread loads: 16 bytes.
-int per_16_bytes(Precision precision) { return static_cast<int>(16 / value_bytes(precision)); }
-
 // What a step reads of the ring: a group of `vector` cells `group` groups
 // along the line from the thread's own, `row` lines from its first line, in
 // the plane `march` away.
@@ -85,7 +82,7 @@ StagedRing StagedRing::of(const Stencil& stencil, Precision precision, const Swe
   r.tile_x = 32 * shape.vector;
   r.tile_y = shape.warps * shape.lines;
   // Whole groups beside the tile, and a box that starts on 16 bytes.
-  const int step = std::max(per_16_bytes(precision), shape.vector);
+  const int step = std::max(codegen::per_16_bytes(precision), shape.vector);
   r.lead_x = (codegen::line_reach(stencil) + step - 1) / step * step;
   for (const Term& t : terms) {
     if (!in_column(t)) r.lead_y = std::max(r.lead_y, std::abs(t.row));
@@ -122,7 +119,7 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   const int vector = shape.vector;
   const int lines = shape.lines;
   const char* type = codegen::type_of(precision);
-  const int per_load = std::min(vector, per_16_bytes(precision));
+  const int per_load = std::min(vector, codegen::per_16_bytes(precision));
   const std::string vector_type = per_load > 1 ? fmt::format("{}{}", type, per_load) : type;
   const char* fields = "xyzw";
   // A thread's cells: group 0 (one a thread), cell i, line c.

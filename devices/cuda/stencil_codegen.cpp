@@ -561,10 +561,10 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision, 
   s.vector = s.shared ? 1 : stencil.dimension == 3 && stencil.radius() >= 2 ? widest / 2 : widest;
   // Staged from radius 3: on an H200 (512^3, against the shapes above), star4
   // swept in 1.47 of a copy's time against 1.67 in float (registers), 1.34
-  // against 1.84 in double (tiled). From radius 1 and 2 it was slower (a
-  // program of its own): poisson7 float 1.33 against 1.14, a radius-2 star
-  // 1.32 against 1.29, box27 float 1.37 against 1.22 (docs/stencils.md, "The
-  // staged sweep").
+  // against 1.84 in double (tiled). From radius 1 and 2 the register kernel
+  // is the faster (measured with a program of its own): poisson7 float 1.14
+  // against 1.33 staged, a radius-2 star 1.29 against 1.32, box27 float 1.22
+  // against 1.37 (docs/stencils.md, "The staged sweep").
   if (stages && stencil.dimension == 3 && stencil.radius() >= 3) {
     s.staged = true;
     s.shared = false;

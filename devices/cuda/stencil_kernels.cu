@@ -319,11 +319,12 @@ SweepShape runnable(const Stencil& stencil, Precision precision, SweepShape shap
 
 void compile_sweeps_ahead(const std::string& device, const StencilJob& job, const std::vector<Tuning>& tunings, int gpu) {
   const SweepLayout layout = layout_of(StencilSlab::of(job.shape()));
+  const bool stages = gpu_stages(gpu);
   std::vector<std::string> sources;
   for (const Tuning& tuning : tunings) {
     StencilJob tuned = job;
     tuned.tuning = tuning;
-    const SweepChoice choice = sweep_choice(device, tuned, gpu_stages(gpu));
+    const SweepChoice choice = sweep_choice(device, tuned, stages);
     if (!choice.generated) continue;
     const SweepShape shape = runnable(job.stencil, job.precision, choice.shape, gpu);
     sources.push_back(sweep_kernel_source(job.stencil, job.precision, shape, &layout));

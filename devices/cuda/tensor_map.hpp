@@ -9,10 +9,10 @@
 
 namespace hetstencil::cuda {
 
-/// A CUtensorMap's bytes, as a kernel takes it. Not the driver's type: handed
-/// by value from host code the CUDA compiler built to code g++ built, with its
-/// 64-byte alignment, it crashed the process on an H200 before the driver was
-/// called (a store to a temporary not so aligned, the likely cause).
+/// A CUtensorMap's bytes, as a kernel takes it: plain bytes, since the
+/// driver's 64-byte-aligned type, handed by value between host code the CUDA
+/// compiler builds and code g++ builds, faults before the driver is called
+/// (on an H200; a temporary not so aligned is the likely cause).
 using TensorMapBytes = std::array<unsigned char, 128>;
 
 /// The planes of a slab's buffer as a tensor of 3 axes (a line's values, a
