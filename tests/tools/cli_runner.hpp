@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,10 +34,17 @@ inline std::string read_all(const std::filesystem::path& file) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+/// The folders own_folder made in this process, for RemoveOwnFolders.
+inline std::set<std::filesystem::path>& own_folders() {
+  static std::set<std::filesystem::path> made;
+  return made;
+}
+
 /// A folder of this test process's own under the temporary folder.
 inline std::filesystem::path own_folder(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);
+  own_folders().insert(dir);
   return dir;
 }
 
@@ -45,6 +53,8 @@ inline CliResult run_command(const std::string& cli, const std::vector<std::stri
                              const std::filesystem::path& cwd, const std::vector<std::string>& env = {}) {
   const auto files = own_folder("hetstencil_cli_output");
   const auto out_file = files / "out", err_file = files / "err";
+  // Named here, not in the child: a folder named after the child's pid would outlive the test.
+  const auto cache = own_folder("hetstencil_cli_cache");
   std::vector<std::string> argv_text{cli};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -57,7 +67,7 @@ inline CliResult run_command(const std::string& cli, const std::vector<std::stri
     if (out < 0 || err < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0 || chdir(cwd.c_str()) != 0) {
       _exit(125);
     }
-    setenv("XDG_CACHE_HOME", (own_folder("hetstencil_cli_cache")).c_str(), 1);
+    setenv("XDG_CACHE_HOME", cache.c_str(), 1);
     for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
     execv(cli.c_str(), argv.data());
     _exit(126);
@@ -96,10 +106,13 @@ inline CliResult run_command_line(const std::string& cli, const std::string& arg
 class RemoveOwnFolders : public ::testing::Environment {
  public:
   void TearDown() override {
-    for (const char* name : {"hetstencil_cli_output", "hetstencil_cli_cache", "hetstencil_cli_work"}) {
-      std::filesystem::remove_all(std::filesystem::temp_directory_path() / (std::string(name) + "_" + std::to_string(getpid())));
-    }
+    std::error_code ignored;
+    for (const auto& dir : own_folders()) std::filesystem::remove_all(dir, ignored);
+    own_folders().clear();
   }
 };
+
+/// Registered once for every test program that includes this header.
+inline const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new RemoveOwnFolders);
 
 }  // namespace hetstencil::test

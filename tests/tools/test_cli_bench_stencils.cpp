@@ -15,7 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 const std::string kExamples = std::string(HETSTENCIL_TOOLS) + "/../examples/stencils";
 const std::string kColumns =
     "device,threads,stencil,dimension,precision,nx,ny,nz,stores,sweep_s,copy_s,sweep_GBps,sweep_over_copy,"

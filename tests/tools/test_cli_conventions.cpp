@@ -17,7 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 using test::CliResult;
 
-const auto* const remove_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
 constexpr int kUsage = 2;
 

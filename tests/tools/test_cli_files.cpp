@@ -22,7 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using CliRun = test::CliResult;
-const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
 class CliFiles : public ::testing::Test {
  protected:

@@ -23,24 +23,11 @@ namespace {
 namespace fs = std::filesystem;
 
 using CliRun = test::CliResult;
-const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
-fs::path test_cache() { return fs::temp_directory_path() / ("hetstencil_cli_plan_cache_" + std::to_string(getpid())); }
-
-fs::path test_folder() {
-  const fs::path dir = fs::temp_directory_path() / ("hetstencil_cli_plan_files_" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  return dir;
-}
-
-class RemoveTestFiles : public ::testing::Environment {
- public:
-  void TearDown() override {
-    fs::remove_all(test_cache());
-    fs::remove_all(test_folder());
-  }
-};
-const auto* const remove_test_files = ::testing::AddGlobalTestEnvironment(new RemoveTestFiles);
+// A cache and a folder for the files it writes of the test's own (each test
+// runs in a process of its own): no test reads or writes the user's profile.
+fs::path test_cache() { return test::own_folder("hetstencil_cli_plan_cache"); }
+fs::path test_folder() { return test::own_folder("hetstencil_cli_plan_files"); }
 
 // The command with a cache of the test's own (no test touches the user's profile).
 CliRun run_cli(const std::string& args) { return test::run_command_line(HETSTENCIL_CLI, args, test_cache()); }

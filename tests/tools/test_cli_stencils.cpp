@@ -15,7 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 const std::string kExamples = std::string(HETSTENCIL_TOOLS) + "/../examples/stencils";
 const std::string kProfile = std::string(HETSTENCIL_FIXTURES) + "/profiles/eight_gpus_two_sockets.json";
 

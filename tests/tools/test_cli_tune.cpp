@@ -15,7 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 const std::string kOneDevice = " --cpu-devices 1 --threads 2 --devices cpu";
 
 test::CliResult run(const std::string& args, const std::string& cache) {

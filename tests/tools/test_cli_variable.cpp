@@ -16,7 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const auto* const remove_own_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
 fs::path folder() { return test::own_folder("hetstencil_cli_variable"); }
 

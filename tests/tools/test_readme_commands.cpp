@@ -22,7 +22,6 @@ namespace {
 namespace fs = std::filesystem;
 using Tokens = std::vector<std::string>;
 
-const auto* const remove_folders = ::testing::AddGlobalTestEnvironment(new test::RemoveOwnFolders);
 
 const std::set<std::string> kCommands{"probe",   "solve", "sweep",    "bench", "calibrate",
                                       "profile", "predict", "plan", "stencils", "tune"};
