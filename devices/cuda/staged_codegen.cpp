@@ -19,8 +19,9 @@ using codegen::Cell;
 using codegen::Source;
 using codegen::Term;
 
-// A term read from the thread's own column of cells (dx = dy = 0): it stays
-// in registers, passed from plane to plane.
+// A term read from the thread's own column of cells (dx = dy = 0). The
+// column's planes below the ring's lowest stay in registers, passed from plane
+// to plane; the others are read from the ring like any term.
 bool in_column(const Term& t) { return t.row == 0 && t.dx == 0; }
 
 // The planes of the column's terms, [low, high] (none: low > high).
@@ -89,8 +90,9 @@ StagedRing StagedRing::of(const Stencil& stencil, Precision precision, const Swe
   }
   r.box_x = r.tile_x + 2 * r.lead_x;
   r.box_y = r.tile_y + 2 * r.lead_y;
-  // The ring holds the planes of the terms read from it and the plane whose
-  // own cells join the column's registers.
+  // The ring holds every plane from the lowest a term beside the column reads
+  // to the column's highest: the column's planes from the ring's lowest up are
+  // read from it, which leaves registers for more lines a thread.
   const auto [column_low, column_high] = column_planes(terms);
   std::set<int> planes;
   if (column_low <= column_high) planes.insert(column_high);
@@ -115,7 +117,6 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   const std::vector<Term> terms = codegen::terms_of(stencil);
   const StagedRing ring = StagedRing::of(stencil, precision, shape);
   const auto [column_low, column_high] = column_planes(terms);
-  const bool column = column_low <= column_high;
   const int vector = shape.vector;
   const int lines = shape.lines;
   const char* type = codegen::type_of(precision);
@@ -128,11 +129,13 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
     for (int i = 0; i < vector; ++i) cells.push_back({0, i, c});
   }
   // Where a term's value of a cell comes from: the column's registers (the
-  // thread's own group of one of its lines, in a plane the column keeps), or
-  // a group read from the ring.
+  // thread's own group of one of its lines, in a plane below the ring's), or a
+  // group read from the ring.
+  const int kept_high = ring.low - 1;  // the column's highest plane in registers
+  const bool kept = column_low <= column_high && column_low <= kept_high;
   const auto group_of = [&](int dx) { return codegen::floor_div(dx, vector); };
   const auto from_column = [&](int march, int row, int group) {
-    return column && group == 0 && row >= 0 && row < lines && march >= column_low && march <= column_high;
+    return kept && group == 0 && row >= 0 && row < lines && march >= column_low && march <= kept_high;
   };
   const auto column_var = [](int march, int c, int i) { return fmt::format("q{}_{}_{}", march + 8, c, i); };
   const auto ring_var = [](const RingRead& r, int i) {
@@ -142,8 +145,13 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   for (const Cell& cell : cells) {
     for (const Term& t : terms) {
       const int row = cell.c + t.row, group = group_of(cell.i + t.dx);
-      if (!in_column(t) && !from_column(t.march, row, group)) reads.insert({t.march, row, group});
+      if (!from_column(t.march, row, group)) reads.insert({t.march, row, group});
     }
+  }
+  // The ring's lowest plane of the thread's own groups joins the registers at
+  // the step's end, read or not by a term.
+  if (kept) {
+    for (int c = 0; c < lines; ++c) reads.insert({ring.low, c, 0});
   }
 
   Source s;
@@ -233,9 +241,9 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
     for (int i = 0; i < vector; ++i) names.push_back(column_var(march, c, i));
     return names;
   };
-  // The column's planes below its newest, for the first step.
-  if (column) {
-    for (int m = column_low; m < column_high; ++m) {
+  // The column's planes in registers, for the first step.
+  if (kept) {
+    for (int m = column_low; m <= kept_high; ++m) {
       for (int c = 0; c < lines; ++c) {
         s.line(load_group("  ", fmt::format("in + (zb + {}) * unit_values + at{}", m, c), column_names(m, c), true));
       }
@@ -247,11 +255,6 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   s.line(fmt::format("    barrier_wait(&full[newest % {}], (newest / {}) & 1);", ring.slots, ring.slots));
   s.line("    const i64 z = zb + k;");
   const auto slot_of = [&](int march) { return fmt::format("((k + {}) % {}) * {}", march - ring.low, ring.slots, slot_values); };
-  if (column) {
-    for (int c = 0; c < lines; ++c) {
-      s.line(load_group("    ", fmt::format("tile + {} + {}", slot_of(column_high), c * ring.box_x), column_names(column_high, c), false));
-    }
-  }
   for (const RingRead& r : reads) {
     std::vector<std::string> names;
     for (int i = 0; i < vector; ++i) names.push_back(ring_var(r, i));
@@ -262,7 +265,6 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
       s, stencil, terms, precision, cells,
       [&](const Cell& cell, const Term& t) {
         const int row = cell.c + t.row, along = cell.i + t.dx, group = group_of(along), i = along - group * vector;
-        if (in_column(t)) return column_var(t.march, cell.c, cell.i);
         if (from_column(t.march, row, group)) return column_var(t.march, row, i);
         return ring_var(RingRead{t.march, row, group}, i);
       },
@@ -289,10 +291,11 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
     }
     s.line("    }");
   }
-  if (column) {
+  if (kept) {
     for (int c = 0; c < lines; ++c) {
       for (int i = 0; i < vector; ++i) {
-        for (int m = column_low; m < column_high; ++m) s.line(fmt::format("    {} = {};", column_var(m, c, i), column_var(m + 1, c, i)));
+        for (int m = column_low; m < kept_high; ++m) s.line(fmt::format("    {} = {};", column_var(m, c, i), column_var(m + 1, c, i)));
+        s.line(fmt::format("    {} = {};", column_var(kept_high, c, i), ring_var(RingRead{ring.low, c, 0}, i)));
       }
     }
   }

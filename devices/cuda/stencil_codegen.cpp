@@ -560,17 +560,21 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision, 
   const int widest = precision == Precision::Float ? 4 : 2;
   s.vector = s.shared ? 1 : stencil.dimension == 3 && stencil.radius() >= 2 ? widest / 2 : widest;
   // Staged from radius 3: on an H200 (512^3, against the shapes above), star4
-  // swept in 1.47 of a copy's time against 1.67 in float (registers), 1.34
+  // swept in 1.34 of a copy's time against 1.67 in float (registers), 1.27
   // against 1.84 in double (tiled). From radius 1 and 2 the register kernel
-  // is the faster (measured with a program of its own): poisson7 float 1.14
-  // against 1.33 staged, a radius-2 star 1.29 against 1.32, box27 float 1.22
-  // against 1.37 (docs/stencils.md, "The staged sweep").
+  // is the faster: poisson7 float 1.15 against 1.17 staged, star2_3d double
+  // 1.20 against 1.28, box27 float 1.23 against 1.76. Four lines a thread make
+  // a block's tile 16 lines tall, for boxes of 24 at radius 4 (one of 16 for 8
+  // at 2 lines: star4 1.47-1.49 / 1.37-1.39); 8 warps of 4 lines leave an SM
+  // one block (1.39-1.41 / 1.92-2.05). A march of 128 planes reads the planes
+  // before and after it for fewer planes than one of 64 (float 1.34 against
+  // 1.38). docs/stencils.md, "The staged sweep".
   if (stages && stencil.dimension == 3 && stencil.radius() >= 3) {
     s.staged = true;
     s.shared = false;
     s.warps = 4;
-    s.lines = 2;
-    s.units = 64;
+    s.lines = 4;
+    s.units = 128;
     s.ahead = 0;
     s.vector = widest;
   }

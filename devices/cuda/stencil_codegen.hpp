@@ -56,7 +56,7 @@ struct SweepShape {
   /// asked of L2 ahead but for poisson7-like stencils in float; groups of 16
   /// bytes of cells (half that from radius 2 in 3-D). From radius 3 in 3-D,
   /// where the GPU `stages` (sm_90 and later), the staged kernel instead: 4
-  /// warps of 2 lines of 16-byte groups over 64 planes.
+  /// warps of 4 lines of 16-byte groups over 128 planes.
   static SweepShape default_for(const Stencil& stencil, Precision precision, bool stages = true);
 
   bool operator==(const SweepShape& o) const {
