@@ -539,19 +539,24 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision, 
     // with): on an H200, 512^3, against 32 planes and none, box27 0.94 / 0.92
     // of the time (float / double), star4 float 0.93, star2_3d 0.91 / 0.93,
     // poisson7 double 0.93; poisson7 float 0.99-1.02 with 8 planes, 1.01-1.03
-    // also ahead. The tiled kernel sweeps fastest over 32 planes (on the same
-    // GPU star4 double takes 1.04 of that time over 16, 1.29-1.38 ahead).
+    // also ahead, and 0.94 over 4 planes (1.08 of a copy's time; poisson7
+    // double 1.02 over 4). The tiled kernel sweeps fastest over 32 planes (on
+    // the same GPU star4 double takes 1.04 of that time over 16, 1.29-1.38 ahead).
     if (!s.shared) {
-      s.units = 8;
-      s.ahead = stencil.points.size() > 6 || precision == Precision::Double ? 2 : 0;
+      const bool few = stencil.points.size() <= 6 && precision == Precision::Float;
+      s.units = few ? 4 : 8;
+      s.ahead = few ? 0 : 2;
     }
   } else {
     s.warps = 2;
-    s.columns = 2;
-    s.lines = 1;
     // On an H200 at 16384^2, against 16 rows: box9 0.94 / 0.92 of the time
-    // (float / double), cross9 0.97 / 0.91.
-    s.units = 4;
+    // (float / double), cross9 0.97 / 0.91. From radius 2, one column over 8
+    // rows: cross9 0.90 / 0.94 of the time at 2 columns over 4 (1.12 / 1.10 of
+    // a copy's), where box9 takes 1.02 / 1.06 of it.
+    const bool far = stencil.radius() >= 2;
+    s.columns = far ? 1 : 2;
+    s.lines = 1;
+    s.units = far ? 8 : 4;
   }
   // Groups of 16 bytes (a float4, a double2), half that from radius 2 in 3-D,
   // where a thread's lines already keep many values in registers: what swept

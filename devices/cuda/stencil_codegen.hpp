@@ -50,10 +50,11 @@ struct SweepShape {
 
   /// The shape used unless tuned. Measured on an H100 and an H200 (bench
   /// stencils and the tuner, float and double, 16384^2 and 512^3;
-  /// docs/stencils.md): in 2-D, 2 warps of 2 columns over 4 rows; in 3-D, 4
-  /// warps of 4 lines, tiled in shared memory over 32 planes where the radius
-  /// is 3 or more in double, else from registers over 8 planes, 2 planes
-  /// asked of L2 ahead but for poisson7-like stencils in float; groups of 16
+  /// docs/stencils.md): in 2-D, 2 warps of 2 columns over 4 rows (from radius
+  /// 2, 1 column over 8 rows); in 3-D, 4 warps of 4 lines, tiled in shared
+  /// memory over 32 planes where the radius is 3 or more in double, else from
+  /// registers over 8 planes with 2 planes asked of L2 ahead (poisson7-like
+  /// stencils in float: over 4 planes, none ahead); groups of 16
   /// bytes of cells (half that from radius 2 in 3-D). From radius 3 in 3-D,
   /// where the GPU `stages` (sm_90 and later), the staged kernel instead: 4
   /// warps of 4 lines of 16-byte groups over 128 planes.

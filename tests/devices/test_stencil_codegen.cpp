@@ -253,12 +253,27 @@ TEST(StencilCodegen, ByDefaultRegisterSweepsMarchShortAndAskL2AheadButForSmallSt
     for (const char* name : {"box27", "star4", "poisson7"}) {
       const SweepShape shape = SweepShape::default_for(Stencil::builtin(name), precision, false);
       if (shape.shared) continue;
-      EXPECT_EQ(shape.units, 8) << name;
       const bool small = std::string(name) == "poisson7" && precision == Precision::Float;
+      EXPECT_EQ(shape.units, small ? 4 : 8) << name << " " << to_string(precision);
       EXPECT_EQ(shape.ahead, small ? 0 : 2) << name << " " << to_string(precision);
     }
-    EXPECT_EQ(SweepShape::default_for(Stencil::builtin("box9"), precision).units, 4);
-    EXPECT_EQ(SweepShape::default_for(Stencil::builtin("box9"), precision).ahead, 0);
+    // In 2-D, two columns over 4 rows; from radius 2, one over 8.
+    Stencil cross;
+    cross.name = "cross";
+    cross.dimension = 2;
+    cross.diagonal = 8.0;
+    for (int a : {-2, -1, 1, 2}) {
+      cross.points.push_back({a, 0, 0, 1.0});
+      cross.points.push_back({0, a, 0, 1.0});
+    }
+    cross.validate();
+    for (const Stencil& s : {Stencil::builtin("box9"), Stencil::builtin("poisson5"), cross}) {
+      const SweepShape shape = SweepShape::default_for(s, precision);
+      const bool far = s.radius() >= 2;
+      EXPECT_EQ(shape.units, far ? 8 : 4) << s.name;
+      EXPECT_EQ(shape.columns, far ? 1 : 2) << s.name;
+      EXPECT_EQ(shape.ahead, 0) << s.name;
+    }
   }
   const SweepShape tiled = SweepShape::default_for(Stencil::builtin("star4"), Precision::Double, false);
   ASSERT_TRUE(tiled.shared);
