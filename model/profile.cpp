@@ -342,7 +342,7 @@ double cell_grids(const Stencil& stencil) {
 double cell_cost(const Stencil& stencil) {
   const double points = static_cast<double>(stencil.points.size());
   // A variable stencil also loads each term's coefficient and the centre's.
-  return stencil.variable ? 2.0 + 2.0 * points : 1.0 + points;
+  return kCellFixedPoints + (stencil.variable ? 1.0 + 2.0 * points : points);
 }
 
 namespace {

@@ -156,10 +156,17 @@ struct StencilModel {
   std::string estimated;  ///< "" or which devices' curves are estimated, from what
 };
 StencilModel model_for_stencil(const Profile& named, const Problem& problem);
-/// What the model takes a cell's update of `stencil` to cost, relative to
-/// others: its terms (a load and a multiply-add each) and the centre's
-/// divide, 1 + points; a variable stencil's terms and centre load their
-/// coefficients too, 2 + 2 points.
+/// The part of a CPU's cell that does not grow with the stencil's points (the
+/// centre's divide, the sum's passes through the chunk's buffer, the rows it
+/// streams), in points' worth: the line through the time per cell of poisson7,
+/// star2_3d, star4 and box27 (256^3, double) starts at 10 points' worth on the
+/// 2-core VM (7 through box9 and poisson5 in 2-D, 15 in float), poisson7 and
+/// box27 give 10 on a 16-core H100 host (docs/model.md).
+constexpr double kCellFixedPoints = 10.0;
+/// What the model takes a cell's update of `stencil` to cost on a CPU,
+/// relative to others: kCellFixedPoints and its terms (a load and a
+/// multiply-add each); a variable stencil's terms and centre load their
+/// coefficients too, kCellFixedPoints + 1 + 2 points.
 double cell_cost(const Stencil& stencil);
 /// The grids a GPU's update of a cell of `stencil` reads and writes, relative
 /// to others (its generic kernel is bound by memory): u and u', 2; a variable

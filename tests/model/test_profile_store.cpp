@@ -588,6 +588,25 @@ TEST(StencilModel, TheLineCountsEachStencilOnceAndRefusesANegativeStart) {
   EXPECT_NE(refused.estimated.find("scaled by cell cost"), std::string::npos) << refused.estimated;
 }
 
+// With one stencil measured, a CPU prices another by cell cost, whose part
+// that does not grow with the points keeps box27 (26 points) near the twice
+// poisson7's (6) time per cell its sweeps take on the hosts measured (2.0-2.3:
+// docs/model.md), not the 3.9 times their points and divides alone give.
+TEST(StencilModel, ACpuPricesBox27FromPoisson7AloneAtTheGenericSweepsRatio) {
+  Profile profile;
+  DeviceProfile& cpu = profile.devices["cpu0"];
+  cpu.name = "cpu0";
+  cpu.kind = "cpu";
+  const double poisson7 = 64 * 256 * 1e-9;  // 1 ns a cell
+  cpu.rates["poisson7/double/16x16"] = RateCurve({{64, poisson7}});
+  const StencilModel m = model_for_stencil(profile, problem_of("box27", 16, 16, 64));
+  EXPECT_NE(m.estimated.find("scaled by cell cost"), std::string::npos) << m.estimated;
+  const auto rate = m.profile.rate("cpu0", Precision::Double, 256);
+  ASSERT_TRUE(rate);
+  EXPECT_GT(rate->seconds(64) / poisson7, 1.8);
+  EXPECT_LT(rate->seconds(64) / poisson7, 2.6);
+}
+
 // A GPU's generic kernel is bound by memory: another stencil's time per cell,
 // scaled only by the grids a cell reads.
 TEST(StencilModel, AGpuEstimatesFromAnotherGenericStencilNeverFromPoisson5) {
