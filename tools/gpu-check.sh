@@ -199,11 +199,16 @@ if want bench; then
   while read -r dev stencil prec grid threads stores sweep copy gbs ratio rest; do
     record "stencil $dev $stencil $prec" "$grid sweep $sweep ms, $gbs GB/s, sweep/copy $ratio"
   done < <(grep -hE '^(cpu|gpu)[0-9]+ ' "$out/stencils-2d.txt" "$out/stencils-3d.txt")
-  # star4's staged default beside the kernel it replaced (a GPU before sm_90 says it takes no staged=0).
-  $bin bench stencils --devices gpu0 --stencils star4 --nx 512 --ny 512 --nz 512 --reps 5 --tuning staged=0 \
-    2>/dev/null | tee "$out/stencils-staged.txt"
+  # star4's staged default beside the kernel a GPU that does not stage sweeps it with, at that GPU's
+  # defaults (SweepShape::default_for without staging: registers in float, tiled in double); a GPU
+  # before sm_90 says it takes no staged=0.
+  for unstaged in "float staged=0,units=8,vector=2,ahead=2" "double staged=0,shared=1,units=32"; do
+    read -r prec set <<<"$unstaged"
+    $bin bench stencils --devices gpu0 --stencils star4 --precision "$prec" --nx 512 --ny 512 --nz 512 --reps 5 \
+      --tuning "$set" 2>/dev/null
+  done | tee "$out/stencils-staged.txt"
   while read -r dev stencil prec grid threads stores sweep copy gbs ratio pred predratio staged ratio_to_staged rest; do
-    record "stencil $dev $stencil $prec staged=0" "sweep/copy $ratio, ${ratio_to_staged} of the staged default's $staged ms"
+    record "stencil $dev $stencil $prec unstaged" "sweep/copy $ratio, ${ratio_to_staged} of the staged default's $staged ms"
   done < <(grep -E '^gpu[0-9]+ ' "$out/stencils-staged.txt" | grep -v skipped)
   step "bench cpu (alone and beside the GPUs)"
   $bin bench cpu --nx 8192 --ny 8192 --reps 10 --beside-gpus | tee "$out/bench-cpu.txt"
