@@ -158,10 +158,11 @@ struct StencilModel {
 StencilModel model_for_stencil(const Profile& named, const Problem& problem);
 /// The part of a CPU's cell that does not grow with the stencil's points (the
 /// centre's divide, the sum's passes through the chunk's buffer, the rows it
-/// streams), in points' worth: the line through the time per cell of poisson7,
-/// star2_3d, star4 and box27 (256^3, double) starts at 10 points' worth on the
-/// 2-core VM (7 through box9 and poisson5 in 2-D, 15 in float), poisson7 and
-/// box27 give 10 on a 16-core H100 host (docs/model.md).
+/// streams), in points' worth: the least-squares line through the time per
+/// cell of poisson7, star2_3d, star4 and box27 (256^3) starts at 11 points'
+/// worth on the 2-core VM in double and in float, the line through box9 and
+/// poisson5 (4096^2, double) at 7, through poisson7 and box27 on a 16-core
+/// H100 host at 10 (docs/model.md).
 constexpr double kCellFixedPoints = 10.0;
 /// What the model takes a cell's update of `stencil` to cost on a CPU,
 /// relative to others: kCellFixedPoints and its terms (a load and a

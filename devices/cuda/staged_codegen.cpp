@@ -90,9 +90,10 @@ StagedRing StagedRing::of(const Stencil& stencil, Precision precision, const Swe
   }
   r.box_x = r.tile_x + 2 * r.lead_x;
   r.box_y = r.tile_y + 2 * r.lead_y;
-  // The ring holds every plane from the lowest a term beside the column reads
-  // to the column's highest: the column's planes from the ring's lowest up are
-  // read from it, which leaves registers for more lines a thread.
+  // The ring holds every plane from the lowest to the highest of those the
+  // terms beside the column read and the column's highest: the column's planes
+  // from the ring's lowest up are read from it, which leaves registers for
+  // more lines a thread.
   const auto [column_low, column_high] = column_planes(terms);
   std::set<int> planes;
   if (column_low <= column_high) planes.insert(column_high);
@@ -204,10 +205,10 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   s.line("    }");
   s.line("    return;");
   s.line("  }");
-  // The updating warps. A group past the line's end reads (from global
-  // memory) the last one before it, a line past the plane's ring the ring's
-  // last, and neither stores: the ring's lines below the plane are read as
-  // they are, since the cells above them read them through the registers.
+  // The updating warps. A group past the line's end, or a line past the
+  // plane's, loads its first registers from the last one before it (global
+  // memory), reads what the ring holds there (zeros past the slab), and
+  // stores nothing.
   s.line(fmt::format("  const int ly = warp * {};", lines));
   s.line(fmt::format("  const i64 x = x0 + lane * {};", vector));
   s.line("  const bool keep = x < nx;");
@@ -269,8 +270,9 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
         return ring_var(RingRead{t.march, row, group}, i);
       },
       // A cell's source is read where its sum ends, one value at a time: read
-      // as a group's vector at the step's start, the sources of star4's default
-      // shape took 145 registers a thread in float, against 127.
+      // as a group's vector at the step's start, the sources of star4 at 4
+      // warps of 2 lines, its column's planes all in registers, took 145
+      // registers a thread in float, against 127.
       [&](const Cell& cell) { return codegen::source_of(fmt::format("cell{} + {}", cell.c, cell.i)); });
   // The ring's oldest plane is read: its slot may take the next copy.
   s.line("    __syncwarp();");

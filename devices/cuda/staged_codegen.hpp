@@ -3,9 +3,10 @@
 // into a ring of shared memory by the GPU's tensor copies (sm_90 and later:
 // `cp.async.bulk.tensor`, one copy a plane, completed on an mbarrier), planes
 // ahead of the plane being updated, by one warp of the block while the others
-// update. They read a plane's neighbours from the ring as aligned vectors and
-// keep the values straight along the split axis (their own cells' column) in
-// registers, passed from plane to plane. Neither the copies nor waiting for
+// update. They read a plane's neighbours from the ring as aligned vectors, and
+// the values straight along the split axis (their own cells' column) from the
+// ring where it holds their planes, else from registers passed from plane to
+// plane. Neither the copies nor waiting for
 // them take registers or instructions of the warps that update. See
 // docs/stencils.md, "The staged sweep".
 #pragma once

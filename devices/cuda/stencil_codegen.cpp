@@ -533,15 +533,16 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision, 
     // (radius 2) 0.93 against 0.86 in double, 0.54 against 0.52 in float;
     // radius 1 is as fast or faster from registers.
     s.shared = stencil.radius() >= 3 && precision == Precision::Double;
-    // From registers, marches of 8 planes, and 2 planes asked of L2 ahead
-    // but for a stencil of poisson7's six points or fewer in float (a kernel
-    // whose few values leave an SM many warps to hide the memory's latency
-    // with): on an H200, 512^3, against 32 planes and none, box27 0.94 / 0.92
-    // of the time (float / double), star4 float 0.93, star2_3d 0.91 / 0.93,
-    // poisson7 double 0.93; poisson7 float 0.99-1.02 with 8 planes, 1.01-1.03
-    // also ahead, and 0.94 over 4 planes (1.08 of a copy's time; poisson7
-    // double 1.02 over 4). The tiled kernel sweeps fastest over 32 planes (on
-    // the same GPU star4 double takes 1.04 of that time over 16, 1.29-1.38 ahead).
+    // From registers, marches of 8 planes with 2 planes asked of L2 ahead:
+    // on an H200, 512^3, against 32 planes and none, box27 0.94 / 0.92 of the
+    // time (float / double), star4 float 0.93, star2_3d 0.91 / 0.93, poisson7
+    // double 0.93. A stencil of poisson7's six points or fewer in float (a
+    // kernel whose few values leave an SM many warps to hide the memory's
+    // latency with) marches 4 planes with none ahead: poisson7 float took
+    // 0.99-1.02 of that time over 8 planes, 1.01-1.03 also ahead, and over 4
+    // planes 0.94 of the time over 8 (1.08 of a copy's; double there 1.02).
+    // The tiled kernel sweeps fastest over 32 planes (on the same GPU star4
+    // double takes 1.04 of that time over 16, 1.29-1.38 ahead).
     if (!s.shared) {
       const bool few = stencil.points.size() <= 6 && precision == Precision::Float;
       s.units = few ? 4 : 8;
@@ -567,10 +568,11 @@ SweepShape SweepShape::default_for(const Stencil& stencil, Precision precision, 
   // Staged from radius 3: on an H200 (512^3, against the shapes above), star4
   // swept in 1.34 of a copy's time against 1.67 in float (registers), 1.27
   // against 1.84 in double (tiled). From radius 1 and 2 the register kernel
-  // is the faster: poisson7 float 1.15 against 1.17 staged, star2_3d double
-  // 1.20 against 1.28, box27 float 1.23 against 1.76. Four lines a thread make
-  // a block's tile 16 lines tall, for boxes of 24 at radius 4 (one of 16 for 8
-  // at 2 lines: star4 1.47-1.49 / 1.37-1.39); 8 warps of 4 lines leave an SM
+  // is as fast or faster: poisson7 float 1.15 against 1.17 staged, box27 float
+  // 1.23 against 1.76, star2_3d 1.20-1.22 against 1.28 in double (in float
+  // staged 1.26 against 1.29-1.31). Four lines a thread make a block's tile 16
+  // lines tall, for boxes of 24 at radius 4 (one of 16 for 8 at 2 lines:
+  // star4 1.49-1.50 / 1.37-1.39); 8 warps of 4 lines leave an SM
   // one block (1.39-1.41 / 1.92-2.05). A march of 128 planes reads the planes
   // before and after it for fewer planes than one of 64 (float 1.34 against
   // 1.38). docs/stencils.md, "The staged sweep".

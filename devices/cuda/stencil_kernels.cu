@@ -232,6 +232,7 @@ struct StencilCode<T>::Generated {
   int radius;
   int gpu;
   RuntimeKernel kernel;
+  std::int64_t resident = 0;  // the staged kernel's blocks the GPU holds at once
 
   // Whether it sweeps `pass`: a plain sweep, in 3-D of planes with at least
   // the lines a thread updates unless it tiles or stages them in shared memory.
@@ -256,11 +257,20 @@ struct StencilCode<T>::Generated {
     using i64 = long long;
     const i64 units = pass.unit_end - pass.unit_begin;
     const i64 most = 65535;
-    i64 per_block = std::max<i64>(shape.units, (units + most - 1) / most);
-    const i64 chunks = (units + per_block - 1) / per_block;
     const i64 lines_per_block = static_cast<i64>(shape.warps) * shape.lines;
     // The cells of a line a warp updates.
     const i64 row_cells = 32 * (staged ? shape.vector : static_cast<i64>(shape.columns) * (tiled ? 1 : shape.vector));
+    i64 per_block = shape.units;
+    if (staged) {
+      // Marches short enough that the GPU has a block for each it holds at
+      // once: a slab of few planes (a GPU's share of a split) would leave SMs
+      // idle at the default's 128 planes.
+      const i64 tiles = (slab.nx + row_cells - 1) / row_cells * ((slab.lines + lines_per_block - 1) / lines_per_block);
+      const i64 marches = std::max<i64>(1, (resident + tiles - 1) / tiles);
+      per_block = std::min<i64>(per_block, std::max<i64>(1, (units + marches - 1) / marches));
+    }
+    per_block = std::max<i64>(per_block, (units + most - 1) / most);
+    const i64 chunks = (units + per_block - 1) / per_block;
     dim3 grid;
     if (slab.three_d) {
       grid = dim3(static_cast<unsigned>((slab.nx + row_cells - 1) / row_cells), static_cast<unsigned>((slab.lines + lines_per_block - 1) / lines_per_block),
@@ -351,6 +361,13 @@ StencilCode<T>::StencilCode(const Stencil& stencil, const GridShape& shape, int 
         HETSTENCIL_CUDA_CHECK(cudaFuncSetAttribute(kernel->kernel.function(), cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                    static_cast<int>(kernel->ring.bytes)),
                               "gpu" + std::to_string(gpu) + ": giving " + what + " its shared memory");
+        int per_sm = 0, sms = 0;
+        HETSTENCIL_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel->kernel.function(), kernel->ring.threads,
+                                                                            kernel->ring.bytes),
+                              "gpu" + std::to_string(gpu) + ": asking how many blocks of " + what + " an SM holds");
+        HETSTENCIL_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpu),
+                              "gpu" + std::to_string(gpu) + ": asking its SMs");
+        kernel->resident = static_cast<std::int64_t>(per_sm) * sms;
       }
       generated_ = std::move(kernel);
     } catch (const CudaError& e) {

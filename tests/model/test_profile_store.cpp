@@ -589,9 +589,11 @@ TEST(StencilModel, TheLineCountsEachStencilOnceAndRefusesANegativeStart) {
 }
 
 // With one stencil measured, a CPU prices another by cell cost, whose part
-// that does not grow with the points keeps box27 (26 points) near the twice
-// poisson7's (6) time per cell its sweeps take on the hosts measured (2.0-2.3:
-// docs/model.md), not the 3.9 times their points and divides alone give.
+// that does not grow with the points keeps box27 (26 points) near twice
+// poisson7's (6) time per cell, as its sweeps take on the 2-core VM and a
+// 16-core H100 host (2.0-2.3; 1.3-1.7 on a one-H200 guest's 16 vCPUs, where
+// they wait on the memory more: docs/model.md), not the 3.9 times their points
+// and divides alone give.
 TEST(StencilModel, ACpuPricesBox27FromPoisson7AloneAtTheGenericSweepsRatio) {
   Profile profile;
   DeviceProfile& cpu = profile.devices["cpu0"];
