@@ -10,6 +10,7 @@
 #include "devices/cuda/cuda_check.hpp"
 #include "devices/cuda/runtime_kernel.hpp"
 #include "devices/cuda/staged_codegen.hpp"
+#include "devices/cuda/staged_march.hpp"
 #include "devices/cuda/tensor_map.hpp"
 #include "devices/cuda/segment_residual.cuh"
 #include "hetstencil/stencil.hpp"
@@ -262,12 +263,11 @@ struct StencilCode<T>::Generated {
     const i64 row_cells = 32 * (staged ? shape.vector : static_cast<i64>(shape.columns) * (tiled ? 1 : shape.vector));
     i64 per_block = shape.units;
     if (staged) {
-      // Marches short enough that the GPU has a block for each it holds at
-      // once: a slab of few planes (a GPU's share of a split) would leave SMs
-      // idle at the default's 128 planes.
+      // Marches that fill the GPU's block slots in whole waves: a slab of few
+      // planes (a GPU's share of a split) would leave SMs idle at the
+      // default's 128 planes.
       const i64 tiles = (slab.nx + row_cells - 1) / row_cells * ((slab.lines + lines_per_block - 1) / lines_per_block);
-      const i64 marches = std::max<i64>(1, (resident + tiles - 1) / tiles);
-      per_block = std::min<i64>(per_block, std::max<i64>(1, (units + marches - 1) / marches));
+      per_block = staged_march(units, tiles, resident, shape.units, radius);
     }
     per_block = std::max<i64>(per_block, (units + most - 1) / most);
     const i64 chunks = (units + per_block - 1) / per_block;
