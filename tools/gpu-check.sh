@@ -375,8 +375,8 @@ if want solves; then
     solve 2gpu-star4-float-20 --devices gpu0,gpu1 "${s4[@]}" --iters 20
     slabs "  star4 float slabs, 20 it" 2gpu-star4-float-20
     for rows in 640,384 384,640; do
-      solve 2gpu-star4-float-$rows --devices gpu0,gpu1 "${s4[@]}" --iters 200 --rows $rows
-      slabs "  star4 float slabs $rows" 2gpu-star4-float-$rows
+      solve 2gpu-star4-float-${rows/,/-} --devices gpu0,gpu1 "${s4[@]}" --iters 200 --rows $rows
+      slabs "  star4 float slabs $rows" 2gpu-star4-float-${rows/,/-}
     done
   fi
 fi
