@@ -361,9 +361,9 @@ if want solves; then
       solve 2gpu-poisson7-$n --devices gpu0,gpu1 "${p7[@]}"
       efficiency "  poisson7 $n^3 2-GPU efficiency" gpu-poisson7-$n 2gpu-poisson7-$n
     done
-    # star4 (staged) in float: the lower slab's sweeps ran slow beside the upper's, likely from
-    # the front's small values in its last blocks (docs/stencils.md, "Two GPUs"); 20 iterations
-    # (few such values yet) and uneven splits tell the values from the slab's place.
+    # star4 (staged) in float: the front's small values take the quotient's slow path, in the
+    # lower slab's last blocks (docs/stencils.md, "Two GPUs"); 20 iterations (few such values
+    # yet) and uneven splits show what that path costs each slab.
     for p in float double; do
       s4=(--stencil star4 --precision $p --nx 1024 --ny 1024 --nz 1024 --iters 200)
       solve gpu-star4-$p --devices gpu0 "${s4[@]}"

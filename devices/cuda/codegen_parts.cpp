@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <type_traits>
 
 #include "core/quotient.hpp"
@@ -11,16 +12,25 @@
 namespace hetstencil::cuda::codegen {
 namespace {
 
-// A device function quotient(a, slow): RN(a / diagonal) with the operations
-// of core/quotient.hpp's Quotient, its constants made for this diagonal in T,
-// where `a` is zero or in the multiplications' range; else it sets `slow`, and
-// the caller divides (once a step for all its cells, a branch rarely taken).
+// The device functions of core/quotient.hpp's Quotient, its constants made
+// for this diagonal in T: quotient(a, slow), RN(a / diagonal) where `a` is
+// zero or in the multiplications' range, which otherwise sets `slow`, and the
+// caller takes all its cells' quotients by quotient_slow(a) (Quotient::slow;
+// once a step, a branch rarely taken).
 template <class T>
 std::string quotient_source(double diagonal) {
   const Quotient<T> q = Quotient<T>::by(static_cast<T>(diagonal));
   const bool single = std::is_same_v<T, float>;
   const char* type = single ? "float" : "double";
   const char* fma = single ? "fmaf" : "fma";
+  const std::string slow =
+      single ? fmt::format("  const double w = a;\n"
+                           "  const double q = w * {0};\n"
+                           "  const double r = fma(-{1}, q, w);\n"
+                           "  return (float)(w == 0.0 || fabs(w) > {2} ? q : fma(r, {0}, q));\n",
+                           literal(q.wide_reciprocal, "double"), literal(q.wide_divisor, "double"),
+                           literal(std::numeric_limits<float>::max(), "double"))
+             : fmt::format("  return a / {};\n", literal(q.divisor, type));
   return fmt::format(
       "__device__ __forceinline__ T quotient(T a, bool& slow) {{\n"
       "  const T q = a * {0};\n"
@@ -29,9 +39,10 @@ std::string quotient_source(double diagonal) {
       "  const bool inside = m >= {4} && m <= {5};\n"
       "  slow = slow || (!inside && a != (T)0);\n"
       "  return inside ? {2}(r, {0}, q) : q;\n"
-      "}}\n",
+      "}}\n"
+      "__device__ __forceinline__ T quotient_slow(T a) {{\n{6}}}\n",
       literal(q.reciprocal, type), literal(q.divisor, type), fma, single ? "fabsf" : "fabs", literal(q.low, type),
-      literal(q.high, type));
+      literal(q.high, type), slow);
 }
 
 // The device functions that load and store a group of `vector` values of T
@@ -104,8 +115,8 @@ void open_kernel(Source& s, const Stencil& stencil, Precision precision, const S
 
 std::string Cell::name() const { return fmt::format("{}_{}_{}", k, i, c); }
 
-void update_cells(Source& s, const Stencil& stencil, const std::vector<Term>& terms, Precision precision,
-                  const std::vector<Cell>& cells, const std::function<std::string(const Cell&, const Term& t)>& value,
+void update_cells(Source& s, const std::vector<Term>& terms, Precision precision, const std::vector<Cell>& cells,
+                  const std::function<std::string(const Cell&, const Term& t)>& value,
                   const std::function<std::string(const Cell&)>& source) {
   const char* type = type_of(precision);
   const char* fma = precision == Precision::Float ? "fmaf" : "fma";  // add_term (core/stencil_update.hpp)
@@ -121,7 +132,7 @@ void update_cells(Source& s, const Stencil& stencil, const std::vector<Term>& te
     s.line(fmt::format("    T o{0} = quotient(a{0}, slow);", cell.name()));
   }
   s.line("    if (slow) {");
-  for (const Cell& cell : cells) s.line(fmt::format("      o{0} = a{0} / {1};", cell.name(), literal(stencil.diagonal, type)));
+  for (const Cell& cell : cells) s.line(fmt::format("      o{0} = quotient_slow(a{0});", cell.name()));
   s.line("    }");
 }
 

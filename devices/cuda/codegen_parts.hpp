@@ -62,10 +62,11 @@ std::string literal(double value, const char* type);
 /// at the spike.
 std::string source_of(const std::string& cell);
 
-/// The types, the quotient by the diagonal (a device function quotient(a,
-/// slow)), and, for groups of `vector` cells, cells_load(q, c0, ...) and
-/// cells_store(q, c0, ...), which move them as aligned vectors of at most 16
-/// bytes; `how` names the kernel in its first line.
+/// The types, the quotient by the diagonal (device functions quotient(a,
+/// slow) and quotient_slow(a)), and, for groups of `vector` cells,
+/// cells_load(q, c0, ...) and cells_store(q, c0, ...), which move them as
+/// aligned vectors of at most 16 bytes; `how` names the kernel in its first
+/// line.
 void open_kernel(Source& s, const Stencil& stencil, Precision precision, const SweepShape& shape, const char* how,
                  int vector);
 
@@ -79,10 +80,10 @@ struct Cell {
 
 /// One step's update of a thread's cells: the terms in the description's
 /// order, each read by `value`, plus the source (`source`), divided by the
-/// diagonal (once more for all cells where a quotient fell outside its range),
-/// into o<name>; the caller stores them.
-void update_cells(Source& s, const Stencil& stencil, const std::vector<Term>& terms, Precision precision,
-                  const std::vector<Cell>& cells, const std::function<std::string(const Cell&, const Term& t)>& value,
+/// diagonal (all of them by quotient_slow where a quotient fell outside its
+/// range), into o<name>; the caller stores them.
+void update_cells(Source& s, const std::vector<Term>& terms, Precision precision, const std::vector<Cell>& cells,
+                  const std::function<std::string(const Cell&, const Term& t)>& value,
                   const std::function<std::string(const Cell&)>& source);
 
 }  // namespace hetstencil::cuda::codegen

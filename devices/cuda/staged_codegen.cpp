@@ -263,7 +263,7 @@ std::string staged_sweep_source(const Stencil& stencil, Precision precision, con
   }
   for (int c = 0; c < lines; ++c) s.line(fmt::format("    const i64 cell{0} = z * unit_values + at{0};", c));
   codegen::update_cells(
-      s, stencil, terms, precision, cells,
+      s, terms, precision, cells,
       [&](const Cell& cell, const Term& t) {
         const int row = cell.c + t.row, along = cell.i + t.dx, group = group_of(along), i = along - group * vector;
         if (from_column(t.march, row, group)) return column_var(t.march, row, i);

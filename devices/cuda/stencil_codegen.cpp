@@ -246,7 +246,7 @@ std::string register_sweep(const Stencil& stencil, Precision precision, const Sw
     }
   }
   update_cells(
-      s, stencil, terms, precision, cells,
+      s, terms, precision, cells,
       [&](const Cell& cell, const Term& t) {
         return var(t.march + radius, Position{cell.k, cell.i + t.dx, cell.c + t.row});
       },
@@ -476,7 +476,7 @@ std::string shared_sweep(const Stencil& stencil, Precision precision, const Swee
     }
   }
   update_cells(
-      s, stencil, terms, precision, cells,
+      s, terms, precision, cells,
       [&](const Cell& cell, const Term& t) {
         return in_column(t) ? own(cell.k, cell.c, t.march)
                             : fmt::format("tile[{}][t{}_{} + {}]", slot_of(t.march), cell.k, cell.c, t.row * pitch + t.dx);

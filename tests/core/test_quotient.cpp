@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -17,6 +18,8 @@ Bits bits_of(T x) {
   std::memcpy(&b, &x, sizeof b);
   return b;
 }
+
+std::uint32_t float_bits(float x) { return bits_of<float, std::uint32_t>(x); }
 
 // The quotient's bits are the division's, NaN for NaN.
 template <class T, class Bits>
@@ -79,6 +82,82 @@ TEST(Quotient, EqualsTheDivisionForFloatsOfEveryKind) {
   }
 }
 
+// A GPU kernel takes every cell of a step by the slow path once one of them
+// needs it, so in float that path must give the division's bits for any a.
+TEST(Quotient, AFloatsSlowPathEqualsTheDivisionForFloatsOfEveryKind) {
+  std::mt19937 rng(11);
+  for (float d : float_divisors()) {
+    const Quotient<float> q = Quotient<float>::by(d);
+    for (float a : {0.0f, -0.0f, std::numeric_limits<float>::max(), std::numeric_limits<float>::infinity(),
+                    -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+      EXPECT_TRUE(a != a || float_bits(q.slow(a)) == float_bits(a / d)) << a << " / " << d;
+    }
+    std::uint64_t wrong = 0;
+    for (int k = 0; k < 200000; ++k) {
+      const std::uint32_t b = rng();
+      float a;
+      std::memcpy(&a, &b, sizeof a);
+      if (a == a && float_bits(q.slow(a)) != float_bits(a / d)) ++wrong;
+    }
+    EXPECT_EQ(wrong, 0u) << "divisor " << d;
+  }
+}
+
+TEST(Quotient, AFloatsSlowPathEqualsTheDivisionForEveryFloatSignificandOfABinade) {
+  // The double operations scale with a's exponent wherever the quotient is
+  // normal: one binade's significands stand for those dividends.
+  for (float d : {20.0f, 6.0f, 43050.0f, 3.0f, 7.0f, 0.1f, 1.0f / 3.0f}) {
+    const Quotient<float> q = Quotient<float>::by(d);
+    std::uint64_t wrong = 0;
+    for (std::uint32_t m = 0; m < (1u << 23); ++m) {
+      const std::uint32_t b = (127u << 23) | m;
+      float a;
+      std::memcpy(&a, &b, sizeof a);
+      if (float_bits(q.slow(a)) != float_bits(a / d)) ++wrong;
+    }
+    EXPECT_EQ(wrong, 0u) << "divisor " << d;
+  }
+}
+
+TEST(Quotient, AFloatsSlowPathEqualsTheDivisionForEverySubnormal) {
+  // The dividends a spike's front passes through in float; quotients by a
+  // large divisor are subnormal too.
+  for (float d : {43050.0f, 6.0f, 0.1f, 3e30f}) {
+    const Quotient<float> q = Quotient<float>::by(d);
+    std::uint64_t wrong = 0;
+    for (std::uint32_t m = 1; m < (1u << 23); ++m) {
+      for (std::uint32_t sign : {0u, 1u << 31}) {
+        const std::uint32_t b = sign | m;
+        float a;
+        std::memcpy(&a, &b, sizeof a);
+        if (float_bits(q.slow(a)) != float_bits(a / d)) ++wrong;
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << "divisor " << d;
+  }
+}
+
+TEST(Quotient, AFloatsSlowPathRoundsSubnormalQuotientsHalfwayToEven) {
+  // a = (2k + 1) n 2^(s - 150) by d = n 2^s (n odd): a / d = (2k + 1) 2^-150
+  // lies exactly halfway between two subnormals. The product a RN(1/d) in
+  // double alone would miss some of them (by 98 = 49 x 2, for one); the
+  // remainder's correction makes the double quotient exact there.
+  std::uint64_t wrong = 0, cases = 0;
+  for (int n : {1, 3, 49, 101, 4095}) {
+    for (int s : {1, 5, 20}) {
+      const float d = std::ldexp(static_cast<float>(n), s);
+      const Quotient<float> q = Quotient<float>::by(d);
+      for (long k = 0; (2 * k + 1) * n < (1L << 24) && k < 2000; ++k) {
+        const float a = std::ldexp(static_cast<float>((2 * k + 1) * n), s - 150);
+        ++cases;
+        if (float_bits(q.slow(a)) != float_bits(a / d)) ++wrong;
+      }
+    }
+  }
+  EXPECT_GT(cases, 10000u);
+  EXPECT_EQ(wrong, 0u);
+}
+
 TEST(Quotient, EqualsTheDivisionForRandomDoubles) {
   std::mt19937_64 rng(7);
   std::vector<double> divisors = {20.0, 6.0, 43050.0, 128.0, 3.0, -7.0, 0.1, 1e-300, 3e300,
@@ -112,7 +191,7 @@ TEST(Quotient, ZeroKeepsTheSignOfTheQuotient) {
   EXPECT_FALSE(std::signbit(q(-0.0)));
 }
 
-TEST(Quotient, ADivisorWithoutANormalReciprocalAlwaysDivides) {
+TEST(Quotient, ADivisorWithoutANormalReciprocalAlwaysTakesTheSlowPath) {
   const Quotient<float> q = Quotient<float>::by(1e-39f);  // 1 / d overflows
   EXPECT_GT(q.low, q.high);
   EXPECT_TRUE((same_as_division<float, std::uint32_t>(q, 3.0f)));
