@@ -261,20 +261,21 @@ struct StencilCode<T>::Generated {
     const i64 lines_per_block = static_cast<i64>(shape.warps) * shape.lines;
     // The cells of a line a warp updates.
     const i64 row_cells = 32 * (staged ? shape.vector : static_cast<i64>(shape.columns) * (tiled ? 1 : shape.vector));
+    // A 3-D unit's tiles: along the line, and across its lines.
+    const i64 tiles_x = (slab.nx + row_cells - 1) / row_cells;
+    const i64 tiles_y = (slab.lines + lines_per_block - 1) / lines_per_block;
     i64 per_block = shape.units;
     if (staged) {
       // Marches that fill the GPU's block slots in whole waves: a slab of few
       // planes (a GPU's share of a split) would leave SMs idle at the
       // default's 128 planes.
-      const i64 tiles = (slab.nx + row_cells - 1) / row_cells * ((slab.lines + lines_per_block - 1) / lines_per_block);
-      per_block = staged_march(units, tiles, resident, shape.units, radius);
+      per_block = staged_march(units, tiles_x * tiles_y, resident, shape.units, radius);
     }
     per_block = std::max<i64>(per_block, (units + most - 1) / most);
     const i64 chunks = (units + per_block - 1) / per_block;
     dim3 grid;
     if (slab.three_d) {
-      grid = dim3(static_cast<unsigned>((slab.nx + row_cells - 1) / row_cells), static_cast<unsigned>((slab.lines + lines_per_block - 1) / lines_per_block),
-                  static_cast<unsigned>(chunks));
+      grid = dim3(static_cast<unsigned>(tiles_x), static_cast<unsigned>(tiles_y), static_cast<unsigned>(chunks));
     } else {
       const i64 block_cols = static_cast<i64>(shape.warps) * row_cells;
       grid = dim3(static_cast<unsigned>((slab.nx + block_cols - 1) / block_cols), static_cast<unsigned>(chunks));
