@@ -30,9 +30,7 @@ struct Quotient {
   T reciprocal = T(1);  ///< RN(1 / divisor), or its sign where that is not a normal number
   T low = T(1);         ///< |a| in [low, high] take the multiplications
   T high = T(0);
-  /// In float, the divisor and RN(1 / divisor) in double, for the slow path.
-  double wide_divisor = 1.0;
-  double wide_reciprocal = 1.0;
+  double wide_reciprocal = 1.0;  ///< RN(1 / divisor) in double, for float's slow path
 
   /// The quotients by `d` (finite and non-zero).
   static Quotient by(T d) {
@@ -42,8 +40,7 @@ struct Quotient {
     Quotient q;
     q.divisor = d;
     q.reciprocal = T(1) / d;
-    q.wide_divisor = static_cast<double>(d);
-    q.wide_reciprocal = 1.0 / q.wide_divisor;
+    q.wide_reciprocal = 1.0 / static_cast<double>(d);
     if (!std::isnormal(q.reciprocal)) {
       q.reciprocal = std::copysign(T(1), d);  // every non-zero a takes the slow path
       return q;
@@ -77,7 +74,7 @@ struct Quotient {
       using std::fma;
       const double w = a;
       const double q = w * wide_reciprocal;
-      const double r = fma(-wide_divisor, q, w);
+      const double r = fma(-static_cast<double>(divisor), q, w);
       // A zero's or an infinity's quotient is q (the remainder would lose a
       // zero's sign, or be NaN); NaN stays NaN either way.
       const bool q_alone = w == 0.0 || fabs(w) > static_cast<double>(FLT_MAX);

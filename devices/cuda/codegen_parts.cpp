@@ -28,7 +28,7 @@ std::string quotient_source(double diagonal) {
                            "  const double q = w * {0};\n"
                            "  const double r = fma(-{1}, q, w);\n"
                            "  return (float)(w == 0.0 || fabs(w) > {2} ? q : fma(r, {0}, q));\n",
-                           literal(q.wide_reciprocal, "double"), literal(q.wide_divisor, "double"),
+                           literal(q.wide_reciprocal, "double"), literal(static_cast<double>(q.divisor), "double"),
                            literal(std::numeric_limits<float>::max(), "double"))
              : fmt::format("  return a / {};\n", literal(q.divisor, type));
   return fmt::format(
